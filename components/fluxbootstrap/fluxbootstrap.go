@@ -1,0 +1,301 @@
+// Package fluxbootstrap is the FluxBootstrap component: Flux on the hub,
+// installed by the Flux Operator chart and a FluxInstance, plus the objects
+// Pulumi owns so that it controls their order: the Git deploy key Secret,
+// the cluster-info ConfigMap, the GitRepository and the root Kustomization.
+//
+// Destroy order. The root Kustomization is registered last and depends on
+// everything its teardown needs, so `pulumi destroy` deletes it first:
+//
+//   - FluxInstance (and through it the operator's Helm release and the
+//     namespace): the controllers must keep running while the root
+//     Kustomization is finalized. Deleting a FluxInstance strips Flux's
+//     finalizers, which is why the root Kustomization is not the
+//     FluxInstance's spec.sync.
+//   - GitRepository, the deploy key Secret and the cluster-info ConfigMap:
+//     kustomize-controller needs the source and the variables to compute
+//     what it prunes.
+//   - TeardownAfter (given by the caller): the IRSA roles and policies of
+//     Crossplane, External Secrets and Flux, the spoke permissions boundary,
+//     the sealing secret and the node group. Crossplane deletes the spokes'
+//     AWS resources with its role; the nodes run the controllers.
+//
+// With deletionPolicy WaitForTermination, kustomize-controller deletes what
+// the root Kustomization applied (the child Kustomizations, the claims and
+// so every spoke) and removes its finalizer only when all of it is gone;
+// Pulumi's delete of the Kustomization waits for that (CustomTimeouts
+// Delete), and only then removes the rest of the hub.
+package fluxbootstrap
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
+	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
+	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
+	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
+	"github.com/pulumi/pulumi-tls/sdk/v5/go/tls"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/versions"
+)
+
+// Type is the component's Pulumi type token.
+const Type = "eks-fleet:index:FluxBootstrap"
+
+// Names and versions of what the component creates.
+const (
+	Namespace          = "flux-system"
+	OperatorChart      = "oci://ghcr.io/controlplaneio-fluxcd/charts/flux-operator"
+	OperatorRelease    = "flux-operator"
+	InstanceName       = "flux"
+	InstanceAPIVersion = "fluxcd.controlplane.io/v1"
+	Registry           = "ghcr.io/fluxcd"
+	// SyncName names the GitRepository, the root Kustomization and the
+	// deploy key Secret (Flux's own convention).
+	SyncName                = "flux-system"
+	GitRepositoryAPIVersion = "source.toolkit.fluxcd.io/v1"
+	KustomizationAPIVersion = "kustomize.toolkit.fluxcd.io/v1"
+	DeletionPolicy          = "WaitForTermination"
+	RoleARNAnnotation       = "eks.amazonaws.com/role-arn"
+	WaitForAnnotation       = "pulumi.com/waitFor"
+	// KustomizationTimeout bounds the root's wait for what it applied to
+	// go: above workload-clusters' timeout (every spoke's teardown), below
+	// DefaultRootDeleteTimeout (Pulumi's wait). test/teardown_test.go
+	// checks the chain.
+	KustomizationTimeout     = "100m"
+	KustomizationInterval    = "10m"
+	GitRepositoryInterval    = "1m"
+	DeployKeyAlgorithm       = "ED25519"
+	IdentityKey              = "identity"
+	IdentityPubKey           = "identity.pub"
+	KnownHostsKey            = "known_hosts"
+	DefaultRootDeleteTimeout = 2 * time.Hour
+)
+
+// Components are the Flux controllers the hub runs.
+var Components = []string{"source-controller", "kustomize-controller", "helm-controller", "notification-controller"}
+
+// Args configures a FluxBootstrap. Children use the Kubernetes provider
+// passed with pulumi.Providers / pulumi.Provider on the component.
+type Args struct {
+	GitURL     string
+	GitBranch  string
+	GitPath    string // ./manifests/gitops-system/clusters/mgmt
+	KnownHosts pulumi.StringInput
+	// FluxRoleARN is the IRSA role of the Flux controllers that apply onto
+	// spokes (serviceaccounts.HubFluxControllers: kustomize-controller and
+	// helm-controller).
+	FluxRoleARN pulumi.StringInput
+	// ClusterInfo fills the cluster-info ConfigMap, every field set.
+	ClusterInfo clusterinfo.Values[pulumi.StringInput]
+	// ClusterReady is what must exist before anything runs on the cluster
+	// (the node group).
+	ClusterReady []pulumi.Resource
+	// TeardownAfter must outlive the root Kustomization: Flux needs it while
+	// it deletes the spokes.
+	TeardownAfter []pulumi.Resource
+	// RootDeleteTimeout bounds Pulumi's wait for the root Kustomization's
+	// deletion (default 2h).
+	RootDeleteTimeout time.Duration
+}
+
+// FluxBootstrap is Flux on the hub and its root sync.
+type FluxBootstrap struct {
+	pulumi.ResourceState
+
+	Namespace     *corev1.Namespace
+	Operator      *helmv3.Release
+	Instance      *apiextensions.CustomResource
+	DeployKey     *tls.PrivateKey
+	GitSecret     *corev1.Secret
+	ClusterInfo   *corev1.ConfigMap
+	GitRepository *apiextensions.CustomResource
+	Root          *apiextensions.CustomResource
+
+	DeployPublicKey pulumi.StringOutput `pulumi:"deployPublicKey"`
+}
+
+// RoleARNPatch annotates one controller's service account with its IRSA
+// role (a FluxInstance kustomize.patches entry).
+func RoleARNPatch(sa serviceaccounts.ServiceAccount, roleARN pulumi.StringInput) pulumi.Map {
+	return pulumi.Map{
+		"target": pulumi.Map{
+			"kind": pulumi.String("ServiceAccount"),
+			"name": pulumi.String(sa.Name),
+		},
+		"patch": pulumi.Sprintf("- op: add\n  path: /metadata/annotations\n  value:\n    %s: %s\n", RoleARNAnnotation, roleARN),
+	}
+}
+
+// RoleARNPatches annotates every controller in
+// serviceaccounts.HubFluxControllers with the Flux IRSA role, one patch
+// per service account: kustomize-controller applies the spokes'
+// Kustomizations and helm-controller the spoke bootstrap's HelmReleases,
+// both through kubeConfig.configMapRef with provider aws.
+func RoleARNPatches(roleARN pulumi.StringInput) pulumi.Array {
+	var patches pulumi.Array
+	for _, sa := range serviceaccounts.HubFluxControllers() {
+		patches = append(patches, RoleARNPatch(sa, roleARN))
+	}
+	return patches
+}
+
+// New registers a FluxBootstrap.
+func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOption) (*FluxBootstrap, error) {
+	if args.GitURL == "" || args.GitBranch == "" || args.GitPath == "" || args.KnownHosts == nil || args.FluxRoleARN == nil {
+		return nil, fmt.Errorf("fluxbootstrap %s: GitURL, GitBranch, GitPath, KnownHosts and FluxRoleARN are required", name)
+	}
+	data := args.ClusterInfo.Map()
+	for k, v := range data {
+		if v == nil {
+			return nil, fmt.Errorf("fluxbootstrap %s: cluster-info variable %s is not set", name, k)
+		}
+	}
+	if args.RootDeleteTimeout == 0 {
+		args.RootDeleteTimeout = DefaultRootDeleteTimeout
+	}
+	c := &FluxBootstrap{}
+	if err := ctx.RegisterComponentResource(Type, name, c, opts...); err != nil {
+		return nil, fmt.Errorf("register FluxBootstrap %s: %w", name, err)
+	}
+	parent := pulumi.Parent(c)
+	wrap := func(what string, err error) error { return fmt.Errorf("fluxbootstrap %s: %s: %w", name, what, err) }
+	meta := func(n string, annotations map[string]string) *metav1.ObjectMetaArgs {
+		m := &metav1.ObjectMetaArgs{Name: pulumi.String(n), Namespace: pulumi.String(Namespace)}
+		if len(annotations) > 0 {
+			m.Annotations = pulumi.ToStringMap(annotations)
+		}
+		return m
+	}
+
+	ns, err := corev1.NewNamespace(ctx, name, &corev1.NamespaceArgs{
+		Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(Namespace)},
+	}, parent, pulumi.DependsOn(args.ClusterReady))
+	if err != nil {
+		return nil, wrap("namespace", err)
+	}
+	operator, err := helmv3.NewRelease(ctx, name+"-operator", &helmv3.ReleaseArgs{
+		Name:      pulumi.String(OperatorRelease),
+		Chart:     pulumi.String(OperatorChart),
+		Version:   pulumi.String(versions.FluxOperator),
+		Namespace: ns.Metadata.Name().Elem(),
+	}, parent, pulumi.DependsOn([]pulumi.Resource{ns}))
+	if err != nil {
+		return nil, wrap("flux-operator release", err)
+	}
+	instance, err := apiextensions.NewCustomResource(ctx, name+"-instance", &apiextensions.CustomResourceArgs{
+		ApiVersion: pulumi.String(InstanceAPIVersion),
+		Kind:       pulumi.String("FluxInstance"),
+		// Wait until the controllers run: everything below needs them.
+		Metadata: meta(InstanceName, map[string]string{WaitForAnnotation: "condition=Ready"}),
+		OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{
+			"distribution": pulumi.Map{
+				"version":  pulumi.String(versions.Flux),
+				"registry": pulumi.String(Registry),
+			},
+			"components": pulumi.ToStringArray(Components),
+			"cluster": pulumi.Map{
+				"type":          pulumi.String("aws"),
+				"multitenant":   pulumi.Bool(false),
+				"networkPolicy": pulumi.Bool(true),
+				"domain":        pulumi.String("cluster.local"),
+			},
+			"kustomize": pulumi.Map{
+				"patches": RoleARNPatches(args.FluxRoleARN),
+			},
+		}},
+	}, parent, pulumi.DependsOn([]pulumi.Resource{operator}))
+	if err != nil {
+		return nil, wrap("FluxInstance", err)
+	}
+
+	key, err := tls.NewPrivateKey(ctx, name+"-deploy-key", &tls.PrivateKeyArgs{
+		Algorithm: pulumi.String(DeployKeyAlgorithm),
+	}, parent)
+	if err != nil {
+		return nil, wrap("deploy key", err)
+	}
+	secret, err := corev1.NewSecret(ctx, name+"-git", &corev1.SecretArgs{
+		Metadata: meta(SyncName, nil),
+		Type:     pulumi.String("Opaque"),
+		StringData: pulumi.StringMap{
+			IdentityKey:    pulumi.ToSecret(key.PrivateKeyOpenssh).(pulumi.StringOutput),
+			IdentityPubKey: key.PublicKeyOpenssh,
+			KnownHostsKey:  args.KnownHosts,
+		},
+	}, parent, pulumi.DependsOn([]pulumi.Resource{ns}))
+	if err != nil {
+		return nil, wrap("git secret", err)
+	}
+	cm, err := corev1.NewConfigMap(ctx, name+"-cluster-info", &corev1.ConfigMapArgs{
+		Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(clusterinfo.Name), Namespace: pulumi.String(clusterinfo.Namespace)},
+		Data:     pulumi.StringMap(data),
+	}, parent, pulumi.DependsOn([]pulumi.Resource{ns}))
+	if err != nil {
+		return nil, wrap("cluster-info", err)
+	}
+	repo, err := apiextensions.NewCustomResource(ctx, name+"-git", &apiextensions.CustomResourceArgs{
+		ApiVersion: pulumi.String(GitRepositoryAPIVersion),
+		Kind:       pulumi.String("GitRepository"),
+		Metadata:   meta(SyncName, nil),
+		OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{
+			"interval":  pulumi.String(GitRepositoryInterval),
+			"url":       pulumi.String(args.GitURL),
+			"ref":       pulumi.Map{"branch": pulumi.String(args.GitBranch)},
+			"secretRef": pulumi.Map{"name": pulumi.String(SyncName)},
+		}},
+	}, parent, pulumi.DependsOn([]pulumi.Resource{instance, secret}))
+	if err != nil {
+		return nil, wrap("GitRepository", err)
+	}
+
+	// The root Kustomization: created last, deleted first (see the package
+	// documentation for each edge).
+	rootDeps := []pulumi.Resource{instance, repo, secret, cm}
+	rootDeps = append(rootDeps, args.TeardownAfter...)
+	root, err := apiextensions.NewCustomResource(ctx, name+"-root", &apiextensions.CustomResourceArgs{
+		ApiVersion: pulumi.String(KustomizationAPIVersion),
+		Kind:       pulumi.String("Kustomization"),
+		Metadata:   meta(SyncName, nil),
+		OtherFields: kubernetes.UntypedArgs{"spec": pulumi.Map{
+			"interval":       pulumi.String(KustomizationInterval),
+			"retryInterval":  pulumi.String("1m"),
+			"timeout":        pulumi.String(KustomizationTimeout),
+			"path":           pulumi.String(args.GitPath),
+			"prune":          pulumi.Bool(true),
+			"wait":           pulumi.Bool(true),
+			"deletionPolicy": pulumi.String(DeletionPolicy),
+			"sourceRef": pulumi.Map{
+				"kind": pulumi.String("GitRepository"),
+				"name": pulumi.String(SyncName),
+			},
+			"postBuild": pulumi.Map{
+				"substituteFrom": pulumi.Array{pulumi.Map{
+					"kind": pulumi.String("ConfigMap"),
+					"name": pulumi.String(clusterinfo.Name),
+				}},
+			},
+		}},
+	}, parent, pulumi.DependsOn(rootDeps), pulumi.Timeouts(&pulumi.CustomTimeouts{
+		Create: "30m",
+		Update: "30m",
+		Delete: args.RootDeleteTimeout.String(),
+	}))
+	if err != nil {
+		return nil, wrap("root Kustomization", err)
+	}
+
+	c.Namespace, c.Operator, c.Instance, c.DeployKey = ns, operator, instance, key
+	c.GitSecret, c.ClusterInfo, c.GitRepository, c.Root = secret, cm, repo, root
+	c.DeployPublicKey = key.PublicKeyOpenssh
+	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
+		"deployPublicKey": key.PublicKeyOpenssh,
+	}); err != nil {
+		return nil, wrap("outputs", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,443 @@
+// Package managementcluster is the ManagementCluster component: the hub's
+// network (VPC, public and private subnets per zone, internet gateway, NAT,
+// route tables), its EKS cluster through pulumi-eks v2 (API authentication
+// with access entries, OIDC provider, private plus allow-listed public
+// endpoint, control-plane logs, KMS secrets encryption, no default node
+// group), an AL2023 managed node group, and a Kubernetes provider built from
+// a kubeconfig this component writes.
+package managementcluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/kms"
+	"github.com/pulumi/pulumi-eks/sdk/v2/go/eks"
+	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+)
+
+// Type is the component's Pulumi type token.
+const Type = "eks-fleet:index:ManagementCluster"
+
+// NAT modes (workloadcluster's).
+const (
+	NATSingle = workloadcluster.NATSingle
+	NATPerAZ  = workloadcluster.NATPerAZ
+)
+
+// Subnet tags the AWS Load Balancer Controller discovers subnets by.
+const (
+	PublicELBTag   = "kubernetes.io/role/elb"
+	InternalELBTag = "kubernetes.io/role/internal-elb"
+)
+
+// LogTypes are the control-plane logs sent to CloudWatch.
+var LogTypes = []string{"api", "audit", "authenticator", "controllerManager", "scheduler"}
+
+// ClusterAdminPolicy is the EKS access policy admins get.
+const ClusterAdminPolicy = "AmazonEKSClusterAdminPolicy"
+
+// Args configures a ManagementCluster.
+type Args struct {
+	ClusterName       string
+	Region            string
+	Partition         string
+	VPCCIDR           string
+	AvailabilityZones int
+	NATMode           string
+	KubernetesVersion string
+	// InstanceTypes share one CPU architecture; AMIType matches it.
+	InstanceTypes      []string
+	AMIType            string
+	MinSize            int
+	DesiredSize        int
+	MaxSize            int
+	PublicAccessCIDRs  []string
+	AdminPrincipalARNs []string
+	Tags               map[string]string
+}
+
+// ManagementCluster is the hub cluster and its network.
+type ManagementCluster struct {
+	pulumi.ResourceState
+
+	VPC            *ec2.Vpc
+	PublicSubnets  []*ec2.Subnet
+	PrivateSubnets []*ec2.Subnet
+	NATGateways    []*ec2.NatGateway
+	// NATEIPs are the NAT gateways' Elastic IPs: the hub's egress.
+	NATEIPs []*ec2.Eip
+	// PrivateRoutes are the private subnets' default routes through NAT:
+	// nodes need them to join, and Flux needs them while it tears down.
+	PrivateRoutes []*ec2.Route
+	SecretsKey    *kms.Key
+	Cluster       *eks.Cluster
+	NodeRole      *iam.Role
+	NodeGroup     *eks.ManagedNodeGroup
+	Provider      *kubernetes.Provider
+
+	ClusterName     pulumi.StringOutput `pulumi:"clusterName"`
+	ClusterArn      pulumi.StringOutput `pulumi:"clusterArn"`
+	Kubeconfig      pulumi.StringOutput `pulumi:"kubeconfig"`
+	OIDCProviderArn pulumi.StringOutput `pulumi:"oidcProviderArn"`
+	// OIDCIssuer is the issuer without https://, as IAM conditions use it.
+	OIDCIssuer pulumi.StringOutput      `pulumi:"oidcIssuer"`
+	VpcID      pulumi.StringOutput      `pulumi:"vpcId"`
+	SubnetIDs  pulumi.StringArrayOutput `pulumi:"privateSubnetIds"`
+	// EgressCIDRs are the NAT gateways' public IPs as /32 CIDRs, in zone
+	// order: everything the hub sends to the internet (e.g. its Flux
+	// reaching a spoke's public API endpoint) comes from them.
+	EgressCIDRs pulumi.StringArrayOutput `pulumi:"egressCidrs"`
+}
+
+// New registers a ManagementCluster.
+func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOption) (*ManagementCluster, error) {
+	private, public, err := SubnetCIDRs(args.VPCCIDR, args.AvailabilityZones)
+	if err != nil {
+		return nil, fmt.Errorf("managementcluster %s: %w", name, err)
+	}
+	if args.ClusterName == "" || args.Region == "" || args.Partition == "" || len(args.InstanceTypes) == 0 || args.AMIType == "" {
+		return nil, fmt.Errorf("managementcluster %s: ClusterName, Region, Partition, InstanceTypes and AMIType are required", name)
+	}
+	c := &ManagementCluster{}
+	if err := ctx.RegisterComponentResource(Type, name, c, opts...); err != nil {
+		return nil, fmt.Errorf("register ManagementCluster %s: %w", name, err)
+	}
+	parent := pulumi.Parent(c)
+	wrap := func(what string, err error) error { return fmt.Errorf("managementcluster %s: %s: %w", name, what, err) }
+	tags := func(extra map[string]string) pulumi.StringMap {
+		m := pulumi.StringMap{}
+		for k, v := range args.Tags {
+			m[k] = pulumi.String(v)
+		}
+		for k, v := range extra {
+			m[k] = pulumi.String(v)
+		}
+		return m
+	}
+
+	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{State: pulumi.StringRef("available")}, pulumi.Parent(c))
+	if err != nil {
+		return nil, wrap("availability zones", err)
+	}
+	if len(zones.Names) < args.AvailabilityZones {
+		return nil, fmt.Errorf("managementcluster %s: region %s has %d available zones, availabilityZones asks for %d", name, args.Region, len(zones.Names), args.AvailabilityZones)
+	}
+	azs := zones.Names[:args.AvailabilityZones]
+
+	// Network.
+	vpc, err := ec2.NewVpc(ctx, name, &ec2.VpcArgs{
+		CidrBlock:          pulumi.String(args.VPCCIDR),
+		EnableDnsHostnames: pulumi.Bool(true),
+		EnableDnsSupport:   pulumi.Bool(true),
+		Tags:               tags(map[string]string{"Name": args.ClusterName}),
+	}, parent)
+	if err != nil {
+		return nil, wrap("vpc", err)
+	}
+	igw, err := ec2.NewInternetGateway(ctx, name, &ec2.InternetGatewayArgs{
+		VpcId: vpc.ID(),
+		Tags:  tags(map[string]string{"Name": args.ClusterName}),
+	}, parent)
+	if err != nil {
+		return nil, wrap("internet gateway", err)
+	}
+	publicRT, err := ec2.NewRouteTable(ctx, name+"-public", &ec2.RouteTableArgs{
+		VpcId: vpc.ID(),
+		Tags:  tags(map[string]string{"Name": args.ClusterName + "-public"}),
+	}, parent)
+	if err != nil {
+		return nil, wrap("public route table", err)
+	}
+	if _, err := ec2.NewRoute(ctx, name+"-public-default", &ec2.RouteArgs{
+		RouteTableId:         publicRT.ID(),
+		DestinationCidrBlock: pulumi.String("0.0.0.0/0"),
+		GatewayId:            igw.ID(),
+	}, parent); err != nil {
+		return nil, wrap("public default route", err)
+	}
+	for i, az := range azs {
+		pub, err := ec2.NewSubnet(ctx, fmt.Sprintf("%s-public-%s", name, az), &ec2.SubnetArgs{
+			VpcId:            vpc.ID(),
+			CidrBlock:        pulumi.String(public[i]),
+			AvailabilityZone: pulumi.String(az),
+			Tags:             tags(map[string]string{"Name": args.ClusterName + "-public-" + az, PublicELBTag: "1"}),
+		}, parent)
+		if err != nil {
+			return nil, wrap("public subnet "+az, err)
+		}
+		if _, err := ec2.NewRouteTableAssociation(ctx, fmt.Sprintf("%s-public-%s", name, az), &ec2.RouteTableAssociationArgs{
+			SubnetId: pub.ID(), RouteTableId: publicRT.ID(),
+		}, parent); err != nil {
+			return nil, wrap("public route table association "+az, err)
+		}
+		c.PublicSubnets = append(c.PublicSubnets, pub)
+	}
+	for i := 0; i < NATCount(args.NATMode, len(azs)); i++ {
+		az := azs[i]
+		eip, err := ec2.NewEip(ctx, fmt.Sprintf("%s-nat-%s", name, az), &ec2.EipArgs{
+			Domain: pulumi.String("vpc"),
+			Tags:   tags(map[string]string{"Name": args.ClusterName + "-nat-" + az}),
+		}, parent, pulumi.DependsOn([]pulumi.Resource{igw}))
+		if err != nil {
+			return nil, wrap("nat eip "+az, err)
+		}
+		nat, err := ec2.NewNatGateway(ctx, fmt.Sprintf("%s-%s", name, az), &ec2.NatGatewayArgs{
+			AllocationId: eip.ID(),
+			SubnetId:     c.PublicSubnets[i].ID(),
+			Tags:         tags(map[string]string{"Name": args.ClusterName + "-" + az}),
+		}, parent, pulumi.DependsOn([]pulumi.Resource{igw}))
+		if err != nil {
+			return nil, wrap("nat gateway "+az, err)
+		}
+		c.NATGateways = append(c.NATGateways, nat)
+		c.NATEIPs = append(c.NATEIPs, eip)
+	}
+	for i, az := range azs {
+		priv, err := ec2.NewSubnet(ctx, fmt.Sprintf("%s-private-%s", name, az), &ec2.SubnetArgs{
+			VpcId:            vpc.ID(),
+			CidrBlock:        pulumi.String(private[i]),
+			AvailabilityZone: pulumi.String(az),
+			Tags:             tags(map[string]string{"Name": args.ClusterName + "-private-" + az, InternalELBTag: "1"}),
+		}, parent)
+		if err != nil {
+			return nil, wrap("private subnet "+az, err)
+		}
+		rt, err := ec2.NewRouteTable(ctx, fmt.Sprintf("%s-private-%s", name, az), &ec2.RouteTableArgs{
+			VpcId: vpc.ID(),
+			Tags:  tags(map[string]string{"Name": args.ClusterName + "-private-" + az}),
+		}, parent)
+		if err != nil {
+			return nil, wrap("private route table "+az, err)
+		}
+		nat := c.NATGateways[min(i, len(c.NATGateways)-1)]
+		route, err := ec2.NewRoute(ctx, fmt.Sprintf("%s-private-%s-default", name, az), &ec2.RouteArgs{
+			RouteTableId:         rt.ID(),
+			DestinationCidrBlock: pulumi.String("0.0.0.0/0"),
+			NatGatewayId:         nat.ID(),
+		}, parent)
+		if err != nil {
+			return nil, wrap("private default route "+az, err)
+		}
+		if _, err := ec2.NewRouteTableAssociation(ctx, fmt.Sprintf("%s-private-%s", name, az), &ec2.RouteTableAssociationArgs{
+			SubnetId: priv.ID(), RouteTableId: rt.ID(),
+		}, parent); err != nil {
+			return nil, wrap("private route table association "+az, err)
+		}
+		c.PrivateSubnets = append(c.PrivateSubnets, priv)
+		c.PrivateRoutes = append(c.PrivateRoutes, route)
+	}
+	ids := func(ss []*ec2.Subnet) pulumi.StringArray {
+		out := pulumi.StringArray{}
+		for _, s := range ss {
+			out = append(out, s.ID().ToStringOutput())
+		}
+		return out
+	}
+
+	// Secrets encryption key.
+	key, err := kms.NewKey(ctx, name+"-secrets", &kms.KeyArgs{
+		Description:          pulumi.String("EKS secrets encryption for " + args.ClusterName),
+		EnableKeyRotation:    pulumi.Bool(true),
+		DeletionWindowInDays: pulumi.Int(30),
+		Tags:                 tags(nil),
+	}, parent)
+	if err != nil {
+		return nil, wrap("secrets kms key", err)
+	}
+
+	// Cluster.
+	entries := map[string]eks.AccessEntryArgs{}
+	for i, arn := range args.AdminPrincipalARNs {
+		entries[fmt.Sprintf("admin-%d", i)] = eks.AccessEntryArgs{
+			PrincipalArn: pulumi.String(arn),
+			AccessPolicies: map[string]eks.AccessPolicyAssociationInput{
+				"cluster-admin": eks.AccessPolicyAssociationArgs{
+					PolicyArn:   pulumi.Sprintf("arn:%s:eks::aws:cluster-access-policy/%s", args.Partition, ClusterAdminPolicy),
+					AccessScope: awseks.AccessPolicyAssociationAccessScopeArgs{Type: pulumi.String("cluster")},
+				},
+			},
+		}
+	}
+	api := eks.AuthenticationModeApi
+	skip, defaultCNI := true, true
+	cidrs := pulumi.StringArray{}
+	for _, s := range args.PublicAccessCIDRs {
+		cidrs = append(cidrs, pulumi.String(s))
+	}
+	cluster, err := eks.NewCluster(ctx, name, &eks.ClusterArgs{
+		Name:                   pulumi.String(args.ClusterName),
+		Version:                pulumi.String(args.KubernetesVersion),
+		VpcId:                  vpc.ID(),
+		PublicSubnetIds:        ids(c.PublicSubnets),
+		PrivateSubnetIds:       ids(c.PrivateSubnets),
+		EndpointPrivateAccess:  pulumi.Bool(true),
+		EndpointPublicAccess:   pulumi.Bool(true),
+		PublicAccessCidrs:      cidrs,
+		AuthenticationMode:     &api,
+		AccessEntries:          entries,
+		CreateOidcProvider:     pulumi.Bool(true),
+		EnabledClusterLogTypes: pulumi.ToStringArray(LogTypes),
+		EncryptionConfigKeyArn: key.Arn,
+		SkipDefaultNodeGroup:   &skip,
+		// EKS installs the VPC CNI itself; pulumi-eks would otherwise apply
+		// its own copy with kubectl.
+		UseDefaultVpcCni: &defaultCNI,
+		Tags:             tags(nil),
+	}, parent)
+	if err != nil {
+		return nil, wrap("eks cluster", err)
+	}
+	eksCluster := cluster.EksCluster
+
+	// Node group.
+	nodeRole, err := iam.NewRole(ctx, name+"-node", &iam.RoleArgs{
+		Name: pulumi.String(args.ClusterName + "-node"),
+		AssumeRolePolicy: pulumi.String(hubiam.NewDocument(hubiam.Statement{
+			Effect: hubiam.Allow, Principal: map[string]any{"Service": "ec2.amazonaws.com"},
+			Action: []string{"sts:AssumeRole"},
+		}).MustJSON()),
+		Tags: tags(nil),
+	}, parent)
+	if err != nil {
+		return nil, wrap("node role", err)
+	}
+	var policyAttachments []pulumi.Resource
+	for _, p := range NodePolicies {
+		att, err := iam.NewRolePolicyAttachment(ctx, name+"-node-"+p, &iam.RolePolicyAttachmentArgs{
+			Role:      nodeRole.Name,
+			PolicyArn: pulumi.Sprintf("arn:%s:iam::aws:policy/%s", args.Partition, p),
+		}, parent)
+		if err != nil {
+			return nil, wrap("node role policy "+p, err)
+		}
+		policyAttachments = append(policyAttachments, att)
+	}
+	nodeDeps := append([]pulumi.Resource{}, policyAttachments...)
+	for _, r := range c.PrivateRoutes {
+		nodeDeps = append(nodeDeps, r)
+	}
+	nodeGroup, err := eks.NewManagedNodeGroup(ctx, name+"-nodes", &eks.ManagedNodeGroupArgs{
+		Cluster:       cluster,
+		NodeGroupName: pulumi.String(args.ClusterName + "-system"),
+		NodeRole:      nodeRole,
+		AmiType:       pulumi.String(args.AMIType),
+		InstanceTypes: pulumi.ToStringArray(args.InstanceTypes),
+		ScalingConfig: awseks.NodeGroupScalingConfigArgs{
+			MinSize:     pulumi.Int(args.MinSize),
+			DesiredSize: pulumi.Int(args.DesiredSize),
+			MaxSize:     pulumi.Int(args.MaxSize),
+		},
+		SubnetIds: ids(c.PrivateSubnets),
+		Tags:      tags(nil),
+	}, parent, pulumi.DependsOn(nodeDeps))
+	if err != nil {
+		return nil, wrap("node group", err)
+	}
+
+	// Kubeconfig and provider.
+	kubeconfig := pulumi.ToSecret(pulumi.All(eksCluster.Name(), eksCluster.Endpoint(), eksCluster.CertificateAuthority().Data()).
+		ApplyT(func(v []any) (string, error) {
+			ca := ""
+			if p, ok := v[2].(*string); ok && p != nil {
+				ca = *p
+			}
+			return Kubeconfig(v[0].(string), v[1].(string), ca, args.Region)
+		})).(pulumi.StringOutput)
+	provider, err := kubernetes.NewProvider(ctx, name, &kubernetes.ProviderArgs{
+		Kubeconfig: kubeconfig,
+		// The cluster ARN, not the kubeconfig text, identifies the cluster:
+		// editing the kubeconfig must not replace every Kubernetes resource.
+		ClusterIdentifier:     eksCluster.Arn(),
+		EnableServerSideApply: pulumi.Bool(true),
+	}, parent)
+	if err != nil {
+		return nil, wrap("kubernetes provider", err)
+	}
+
+	issuer := eksCluster.Identities().Index(pulumi.Int(0)).Oidcs().Index(pulumi.Int(0)).Issuer().ApplyT(func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return strings.TrimPrefix(*s, "https://")
+	}).(pulumi.StringOutput)
+
+	c.VPC, c.SecretsKey, c.Cluster, c.NodeRole, c.NodeGroup, c.Provider = vpc, key, cluster, nodeRole, nodeGroup, provider
+	c.ClusterName = eksCluster.Name()
+	c.ClusterArn = eksCluster.Arn()
+	c.Kubeconfig = kubeconfig
+	c.OIDCProviderArn = cluster.Core.OidcProvider().Arn()
+	c.OIDCIssuer = issuer
+	c.VpcID = vpc.ID().ToStringOutput()
+	c.SubnetIDs = ids(c.PrivateSubnets).ToStringArrayOutput()
+	egress := pulumi.StringArray{}
+	for _, eip := range c.NATEIPs {
+		egress = append(egress, pulumi.Sprintf("%s/32", eip.PublicIp))
+	}
+	c.EgressCIDRs = egress.ToStringArrayOutput()
+	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
+		"clusterName":      c.ClusterName,
+		"clusterArn":       c.ClusterArn,
+		"kubeconfig":       kubeconfig,
+		"oidcProviderArn":  c.OIDCProviderArn,
+		"oidcIssuer":       issuer,
+		"vpcId":            c.VpcID,
+		"privateSubnetIds": c.SubnetIDs,
+		"egressCidrs":      c.EgressCIDRs,
+	}); err != nil {
+		return nil, wrap("outputs", err)
+	}
+	return c, nil
+}
+
+// NodePolicies are the AWS managed policies of the node role.
+var NodePolicies = []string{
+	"AmazonEKSWorkerNodePolicy",
+	"AmazonEKS_CNI_Policy",
+	"AmazonEC2ContainerRegistryReadOnly",
+}
+
+// Kubeconfig is a kubeconfig (JSON, which kubectl reads as YAML) for the
+// cluster that gets tokens from `aws eks get-token`: nothing in it expires
+// and nothing in it is a credential.
+func Kubeconfig(clusterName, endpoint, caData, region string) (string, error) {
+	cfg := map[string]any{
+		"apiVersion":      "v1",
+		"kind":            "Config",
+		"current-context": clusterName,
+		"clusters": []any{map[string]any{
+			"name": clusterName,
+			"cluster": map[string]any{
+				"server":                     endpoint,
+				"certificate-authority-data": caData,
+			},
+		}},
+		"contexts": []any{map[string]any{
+			"name":    clusterName,
+			"context": map[string]any{"cluster": clusterName, "user": clusterName},
+		}},
+		"users": []any{map[string]any{
+			"name": clusterName,
+			"user": map[string]any{"exec": map[string]any{
+				"apiVersion":      "client.authentication.k8s.io/v1beta1",
+				"command":         "aws",
+				"args":            []string{"eks", "get-token", "--cluster-name", clusterName, "--region", region, "--output", "json"},
+				"interactiveMode": "Never",
+			}},
+		}},
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", fmt.Errorf("render kubeconfig: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,265 @@
+package managementcluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
+
+	"github.com/gitops-fleet/eks-fleet/internal/mocks"
+)
+
+func args(zones int, nat string) Args {
+	return Args{
+		ClusterName: "mgmt", Region: mocks.Region, Partition: "aws", VPCCIDR: "10.0.0.0/16",
+		AvailabilityZones: zones, NATMode: nat, KubernetesVersion: "1.35",
+		InstanceTypes: []string{"m6i.large"}, AMIType: "AL2023_x86_64_STANDARD",
+		MinSize: 2, DesiredSize: 2, MaxSize: 4,
+		PublicAccessCIDRs:  []string{"203.0.113.0/24"},
+		AdminPrincipalARNs: []string{"arn:aws:iam::111122223333:role/platform-admin", "arn:aws:iam::111122223333:user/alice"},
+		Tags:               map[string]string{"owner": "platform"},
+	}
+}
+
+func build(t *testing.T, a Args) (*mocks.Mocks, *ManagementCluster) {
+	t.Helper()
+	m := mocks.New()
+	var mc *ManagementCluster
+	err := m.Run(nil, func(ctx *pulumi.Context) (err error) {
+		mc, err = New(ctx, "hub", a)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, mc
+}
+
+func await(t *testing.T, o pulumi.Output) internals.UnsafeAwaitOutputResult {
+	t.Helper()
+	r, err := internals.UnsafeAwaitOutput(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestNetworkPerNATMode(t *testing.T) {
+	for _, zones := range []int{2, 3} {
+		for _, nat := range []string{NATSingle, NATPerAZ} {
+			t.Run(fmt.Sprintf("%d-%s", zones, nat), func(t *testing.T) {
+				m, mc := build(t, args(zones, nat))
+				comp := m.One(Type, "hub")
+				for _, r := range m.Resources() {
+					if r != comp && r.Parent != comp.URN {
+						t.Errorf("%s %s not parented to the component", r.Type, r.Name)
+					}
+				}
+				var pub, priv int
+				for _, s := range m.ByType("aws:ec2/subnet:Subnet") {
+					tags := s.Inputs["tags"].ObjectValue()
+					switch {
+					case strings.Contains(s.Name, "-public-"):
+						pub++
+						if tags[PublicELBTag].StringValue() != "1" || tags[InternalELBTag].HasValue() {
+							t.Errorf("public subnet %s tags %v", s.Name, tags)
+						}
+					case strings.Contains(s.Name, "-private-"):
+						priv++
+						if tags[InternalELBTag].StringValue() != "1" || tags[PublicELBTag].HasValue() {
+							t.Errorf("private subnet %s tags %v", s.Name, tags)
+						}
+					}
+					if tags["owner"].StringValue() != "platform" {
+						t.Errorf("subnet %s lacks the stack tags", s.Name)
+					}
+				}
+				if pub != zones || priv != zones {
+					t.Errorf("%d public, %d private subnets, want %d each", pub, priv, zones)
+				}
+				nats := m.ByType("aws:ec2/natGateway:NatGateway")
+				if want := map[string]int{NATSingle: 1, NATPerAZ: zones}[nat]; len(nats) != want || len(m.ByType("aws:ec2/eip:Eip")) != want {
+					t.Errorf("%d NAT gateways, want %d", len(nats), want)
+				}
+				natIDs := map[string]bool{}
+				for _, r := range m.ByType("aws:ec2/route:Route") {
+					if v := r.Inputs["natGatewayId"]; v.HasValue() {
+						natIDs[v.StringValue()] = true
+					}
+				}
+				if len(natIDs) != len(nats) {
+					t.Errorf("private routes use %d NAT gateways, want %d", len(natIDs), len(nats))
+				}
+				if n := len(m.ByType("aws:ec2/routeTableAssociation:RouteTableAssociation")); n != 2*zones {
+					t.Errorf("%d route table associations", n)
+				}
+				if len(m.ByType("aws:ec2/internetGateway:InternetGateway")) != 1 {
+					t.Error("no internet gateway")
+				}
+
+				// The hub's egress is every NAT EIP's public IP as a /32,
+				// in zone order.
+				var want []string
+				for _, az := range m.AZs[:len(nats)] {
+					eip := m.One("aws:ec2/eip:Eip", "hub-nat-"+az)
+					if eip == nil || eip.State["publicIp"].StringValue() == "" {
+						t.Fatalf("no NAT EIP with a public IP in %s: %+v", az, eip)
+					}
+					want = append(want, eip.State["publicIp"].StringValue()+"/32")
+				}
+				cidrs, _ := await(t, mc.EgressCIDRs).Value.([]string)
+				if !slices.Equal(cidrs, want) {
+					t.Errorf("EgressCIDRs = %v, want %v", cidrs, want)
+				}
+			})
+		}
+	}
+}
+
+func TestCluster(t *testing.T) {
+	m, mc := build(t, args(3, NATSingle))
+	c := m.One("eks:index:Cluster", "hub")
+	if c == nil || !c.Remote {
+		t.Fatalf("pulumi-eks Cluster not registered as a remote component: %+v", c)
+	}
+	in := c.Inputs
+	checks := map[string]any{
+		"name": "mgmt", "version": "1.35", "authenticationMode": "API",
+		"skipDefaultNodeGroup": true, "createOidcProvider": true,
+		"endpointPrivateAccess": true, "endpointPublicAccess": true, "useDefaultVpcCni": true,
+	}
+	for k, want := range checks {
+		if got := in[resource.PropertyKey(k)].V; got != want {
+			t.Errorf("cluster %s = %v, want %v", k, got, want)
+		}
+	}
+	var logs, cidrs []string
+	for _, v := range in["enabledClusterLogTypes"].ArrayValue() {
+		logs = append(logs, v.StringValue())
+	}
+	for _, v := range in["publicAccessCidrs"].ArrayValue() {
+		cidrs = append(cidrs, v.StringValue())
+	}
+	if !slices.Equal(logs, LogTypes) || !slices.Equal(cidrs, []string{"203.0.113.0/24"}) {
+		t.Errorf("logs %v cidrs %v", logs, cidrs)
+	}
+	if !strings.Contains(in["encryptionConfigKeyArn"].StringValue(), ":key/") {
+		t.Errorf("no KMS secrets encryption: %v", in["encryptionConfigKeyArn"])
+	}
+	entries := in["accessEntries"].ObjectValue()
+	if len(entries) != 2 {
+		t.Fatalf("access entries %v", entries)
+	}
+	for _, e := range entries {
+		pol := e.ObjectValue()["accessPolicies"].ObjectValue()["cluster-admin"].ObjectValue()
+		if pol["policyArn"].StringValue() != "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy" ||
+			pol["accessScope"].ObjectValue()["type"].StringValue() != "cluster" {
+			t.Errorf("access entry %v", e)
+		}
+	}
+
+	ng := m.One("eks:index:ManagedNodeGroup", "hub-nodes")
+	if ng == nil || ng.Inputs["amiType"].StringValue() != "AL2023_x86_64_STANDARD" {
+		t.Fatalf("node group %+v", ng)
+	}
+	if got := ng.Inputs["cluster"]; !got.IsResourceReference() || string(got.ResourceReferenceValue().URN) != c.URN {
+		t.Errorf("node group cluster = %v", got)
+	}
+	sc := ng.Inputs["scalingConfig"].ObjectValue()
+	if sc["minSize"].NumberValue() != 2 || sc["desiredSize"].NumberValue() != 2 || sc["maxSize"].NumberValue() != 4 {
+		t.Errorf("scaling %v", sc)
+	}
+	for _, r := range m.ByType("aws:ec2/route:Route") {
+		if r.Inputs["natGatewayId"].HasValue() && !slices.Contains(ng.Dependencies, r.URN) {
+			t.Errorf("node group does not wait for private route %s", r.Name)
+		}
+	}
+	if n := len(m.ByType("aws:iam/rolePolicyAttachment:RolePolicyAttachment")); n != len(NodePolicies) {
+		t.Errorf("%d node role attachments", n)
+	}
+
+	// Outputs come through the resource references the component returns.
+	issuer := await(t, mc.OIDCIssuer)
+	if issuer.Value != strings.TrimPrefix(mocks.Issuer(), "https://") {
+		t.Errorf("issuer %v", issuer.Value)
+	}
+	if arn := await(t, mc.OIDCProviderArn); !strings.HasSuffix(arn.Value.(string), ":oidc-provider/"+issuer.Value.(string)) {
+		t.Errorf("OIDC provider ARN %v", arn.Value)
+	}
+	if name := await(t, mc.ClusterName); name.Value != "mgmt" {
+		t.Errorf("cluster name %v", name.Value)
+	}
+	kc := await(t, mc.Kubeconfig)
+	if !kc.Secret {
+		t.Error("kubeconfig not secret")
+	}
+	var cfg struct {
+		Users []struct {
+			User struct {
+				Exec struct {
+					Command string   `json:"command"`
+					Args    []string `json:"args"`
+				} `json:"exec"`
+			} `json:"user"`
+		} `json:"users"`
+		Clusters []struct {
+			Cluster map[string]string `json:"cluster"`
+		} `json:"clusters"`
+	}
+	if err := json.Unmarshal([]byte(kc.Value.(string)), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	exec := cfg.Users[0].User.Exec
+	if exec.Command != "aws" || !slices.Equal(exec.Args, []string{"eks", "get-token", "--cluster-name", "mgmt", "--region", mocks.Region, "--output", "json"}) {
+		t.Errorf("exec %+v", exec)
+	}
+	if !strings.HasPrefix(cfg.Clusters[0].Cluster["server"], "https://") || cfg.Clusters[0].Cluster["certificate-authority-data"] == "" {
+		t.Errorf("cluster entry %v", cfg.Clusters[0])
+	}
+
+	p := m.One("pulumi:providers:kubernetes", "hub")
+	if p == nil || p.Inputs["clusterIdentifier"].StringValue() != "arn:aws:eks:"+mocks.Region+":"+mocks.AccountID+":cluster/mgmt" {
+		t.Errorf("provider clusterIdentifier %v", p)
+	}
+}
+
+func TestSubnetCIDRs(t *testing.T) {
+	priv, pub, err := SubnetCIDRs("10.0.0.0/16", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(priv, []string{"10.0.0.0/19", "10.0.32.0/19", "10.0.64.0/19"}) ||
+		!slices.Equal(pub, []string{"10.0.128.0/19", "10.0.160.0/19", "10.0.192.0/19"}) {
+		t.Errorf("got %v %v", priv, pub)
+	}
+	priv, pub, _ = SubnetCIDRs("172.20.16.0/20", 2)
+	if !slices.Equal(priv, []string{"172.20.16.0/23", "172.20.18.0/23"}) || !slices.Equal(pub, []string{"172.20.24.0/23", "172.20.26.0/23"}) {
+		t.Errorf("got %v %v", priv, pub)
+	}
+	for _, bad := range []string{"10.0.0.1/16", "fd00::/48", "nope"} {
+		if _, _, err := SubnetCIDRs(bad, 2); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	if _, _, err := SubnetCIDRs("10.0.0.0/16", 5); err == nil {
+		t.Error("5 zones accepted")
+	}
+}
+
+func TestTooFewZones(t *testing.T) {
+	m := mocks.New()
+	m.AZs = m.AZs[:2]
+	err := m.Run(nil, func(ctx *pulumi.Context) error {
+		_, err := New(ctx, "hub", args(3, NATSingle))
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "2 available zones") {
+		t.Fatalf("err %v", err)
+	}
+}

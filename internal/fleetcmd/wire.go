@@ -1,0 +1,64 @@
+package fleetcmd
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/fleetvalidate"
+	"github.com/gitops-fleet/eks-fleet/internal/proof"
+	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/stacks"
+)
+
+// wireEngines connects the proof engine (internal/proof), the renderer
+// (internal/xrender) and the stack validator (package stacks).
+func wireEngines(d *Deps) {
+	d.Prover = proofProver{}
+	d.Renderer = xrenderRenderer{}
+	d.Stacks = stackValidator{}
+	d.Cleanup = xrender.Shutdown
+}
+
+type quickKey struct{}
+
+// WithQuickProof marks a proof run that checks a change rather than the
+// system: the sealing round trip (independent of the change, and an
+// RSA-4096 key generation) is left out.
+func WithQuickProof(ctx context.Context) context.Context {
+	return context.WithValue(ctx, quickKey{}, true)
+}
+
+type proofProver struct{}
+
+func (proofProver) Prove(ctx context.Context, tree string, info clusterinfo.Values[string]) (*fleetvalidate.ProofReport, error) {
+	quick, _ := ctx.Value(quickKey{}).(bool)
+	rep, err := proof.Run(ctx, proof.Options{Tree: tree, ClusterInfo: info, SkipSealing: quick})
+	if err != nil {
+		return nil, err
+	}
+	out := &fleetvalidate.ProofReport{Objects: rep.Objects, Claims: rep.Claims}
+	for _, f := range rep.Findings {
+		out.Findings = append(out.Findings, fleetvalidate.Finding{Source: "proof", Check: f.Check, File: f.File, Object: f.Object, Message: f.Message})
+	}
+	return out, nil
+}
+
+type xrenderRenderer struct{}
+
+func (xrenderRenderer) RenderClaim(ctx context.Context, tree, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
+	return xrender.RenderClaim(ctx, tree, claimPath, info)
+}
+
+type stackValidator struct{}
+
+// ValidateStackFile runs stacks.ParseFile, which parses the stack file and
+// validates every setting (stacks.Validate), and joins the problems.
+func (stackValidator) ValidateStackFile(path string) error {
+	_, errs := stacks.ParseFile(path)
+	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "Pulumi."), ".yaml")
+	return stacks.Join(name, errs)
+}

@@ -1,0 +1,265 @@
+// Package hub wires the hub stack: it loads and validates the stack's
+// settings, then builds ManagementCluster, SealingKeys, the spoke
+// permissions boundary, the hub's IRSA roles and FluxBootstrap, and exports
+// the stack outputs. main.go only calls Run; tests run the same function
+// under pulumi.WithMocks.
+package hub
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
+	"github.com/gitops-fleet/eks-fleet/components/irsarole"
+	"github.com/gitops-fleet/eks-fleet/components/managementcluster"
+	"github.com/gitops-fleet/eks-fleet/components/sealingkeys"
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/stacks"
+)
+
+// Stack output names.
+const (
+	OutClusterName       = "clusterName"
+	OutKubeconfig        = "kubeconfig"
+	OutOIDCProviderARN   = "oidcProviderArn"
+	OutOIDCIssuer        = "oidcIssuer"
+	OutCrossplaneRoleARN = "crossplaneRoleArn"
+	OutESORoleARN        = "externalSecretsRoleArn"
+	OutFluxRoleARN       = "fluxRoleArn"
+	OutBoundaryARN       = "spokePermissionsBoundaryArn"
+	OutSealingSecretName = "sealingSecretName"
+	OutSealingSecretARN  = "sealingSecretArn"
+	OutSealingCertPEM    = "sealingCertificate"
+	OutDeployPublicKey   = "deployKeyPublicKey"
+	OutNextSteps         = "nextStep"
+	OutHubEgressCIDRs    = "hubEgressCidrs" // the NATs' public IPs as /32s
+)
+
+// Logical names of the top-level resources.
+const (
+	ClusterResource    = "hub"
+	SealingResource    = "sealing"
+	BoundaryResource   = "spoke-boundary"
+	CrossplaneResource = "crossplane"
+	ESOResource        = "external-secrets"
+	FluxRoleResource   = "flux"
+	FluxResource       = "flux"
+)
+
+// Hub is everything the stack made.
+type Hub struct {
+	Config     stacks.Config
+	Env        hubiam.Env
+	Cluster    *managementcluster.ManagementCluster
+	Sealing    *sealingkeys.SealingKeys
+	Boundary   *iam.Policy
+	Crossplane *irsarole.IrsaRole
+	ESO        *irsarole.IrsaRole
+	FluxRole   *irsarole.IrsaRole
+	Flux       *fluxbootstrap.FluxBootstrap
+	// Outputs are the stack outputs, by name.
+	Outputs map[string]pulumi.Output
+}
+
+// Run is the Pulumi program: settings are loaded and validated before any
+// resource is registered; a bad stack stops here with every problem listed.
+func Run(ctx *pulumi.Context) error {
+	cfg, err := stacks.Load(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = Build(ctx, cfg)
+	return err
+}
+
+// Build registers the hub for a valid cfg and exports the stack outputs.
+func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
+	if errs := stacks.Validate(cfg); len(errs) > 0 {
+		return nil, stacks.Join(ctx.Stack(), errs)
+	}
+	caller, err := aws.GetCallerIdentity(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("look up the AWS account: %w", err)
+	}
+	part, err := aws.GetPartition(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("look up the AWS partition: %w", err)
+	}
+	env := hubiam.Env{Partition: part.Partition, AccountID: caller.AccountId, Region: cfg.Region, HubName: cfg.HubName}
+	if err := env.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Hub{Config: cfg, Env: env}
+	tags := map[string]string{"eks-fleet/hub": cfg.HubName, "eks-fleet/stack": ctx.Stack()}
+	for k, v := range cfg.Tags {
+		tags[k] = v
+	}
+	tagInput := pulumi.ToStringMap(tags)
+
+	h.Cluster, err = managementcluster.New(ctx, ClusterResource, managementcluster.Args{
+		ClusterName:        cfg.HubName,
+		Region:             cfg.Region,
+		Partition:          env.Partition,
+		VPCCIDR:            cfg.VPCCIDR,
+		AvailabilityZones:  cfg.AvailabilityZones,
+		NATMode:            cfg.NATMode,
+		KubernetesVersion:  cfg.KubernetesVersion,
+		InstanceTypes:      cfg.Nodes.InstanceTypes,
+		AMIType:            stacks.AMIType(cfg.Nodes.InstanceTypes),
+		MinSize:            cfg.Nodes.Min,
+		DesiredSize:        cfg.Nodes.Desired,
+		MaxSize:            cfg.Nodes.Max,
+		PublicAccessCIDRs:  cfg.PublicAccessCIDRs,
+		AdminPrincipalARNs: cfg.AdminPrincipalARNs,
+		Tags:               tags,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	h.Sealing, err = sealingkeys.New(ctx, SealingResource, sealingkeys.Args{
+		SecretName:         cfg.SealingSecretName(),
+		RecoveryWindowDays: cfg.Sealing.RecoveryWindowDays,
+		KeyIDs:             cfg.Sealing.KeyIDs,
+		KMSAlias:           cfg.HubName + "-sealing",
+		Partition:          env.Partition,
+		AccountID:          env.AccountID,
+		Tags:               tagInput,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	sealingDoc := func(build func(e hubiam.Env, secretARN, keyARN string) hubiam.Document) pulumi.StringOutput {
+		return pulumi.All(h.Sealing.SecretArn, h.Sealing.KMSKeyArn).ApplyT(func(v []any) (string, error) {
+			return build(env, v[0].(string), v[1].(string)).JSON()
+		}).(pulumi.StringOutput)
+	}
+	h.Boundary, err = iam.NewPolicy(ctx, BoundaryResource, &iam.PolicyArgs{
+		Name:        pulumi.String(hubiam.BoundaryPolicyName(cfg.HubName)),
+		Description: pulumi.String("Permissions boundary of every spoke IAM role of hub " + cfg.HubName),
+		Policy:      sealingDoc(hubiam.SpokeBoundary),
+		Tags:        tagInput,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("spoke permissions boundary: %w", err)
+	}
+
+	irsa := func(res, role string, sas []serviceaccounts.ServiceAccount, policy pulumi.StringInput) (*irsarole.IrsaRole, error) {
+		return irsarole.New(ctx, res, irsarole.Args{
+			RoleName:        role,
+			OIDCProviderARN: h.Cluster.OIDCProviderArn,
+			OIDCIssuer:      h.Cluster.OIDCIssuer,
+			ServiceAccounts: sas,
+			PolicyJSON:      policy,
+			Tags:            tagInput,
+		})
+	}
+	if h.Crossplane, err = irsa(CrossplaneResource, hubiam.CrossplaneRoleName(cfg.HubName),
+		[]serviceaccounts.ServiceAccount{serviceaccounts.HubCrossplaneAWS}, pulumi.String(hubiam.Crossplane(env).MustJSON())); err != nil {
+		return nil, err
+	}
+	if h.ESO, err = irsa(ESOResource, hubiam.ExternalSecretsRoleName(cfg.HubName),
+		[]serviceaccounts.ServiceAccount{serviceaccounts.HubExternalSecrets}, sealingDoc(hubiam.ExternalSecrets)); err != nil {
+		return nil, err
+	}
+	// One role for every Flux controller that applies onto spokes
+	// (Kustomizations and the spoke bootstrap's HelmReleases): each spoke's
+	// access entry names this one role, and FluxBootstrap annotates the
+	// same service accounts with it.
+	if h.FluxRole, err = irsa(FluxRoleResource, hubiam.FluxRoleName(cfg.HubName),
+		serviceaccounts.HubFluxControllers(), pulumi.String(hubiam.Flux(env).MustJSON())); err != nil {
+		return nil, err
+	}
+
+	// HubEgressCIDRs: the Composition adds them to every spoke's
+	// publicAccessCidrs, since the hub's Flux reaches the spokes' public
+	// endpoints through the hub's NAT gateways.
+	info := clusterinfo.Values[pulumi.StringInput]{
+		AccountID:              pulumi.String(env.AccountID),
+		Region:                 pulumi.String(env.Region),
+		Partition:              pulumi.String(env.Partition),
+		HubName:                h.Cluster.ClusterName,
+		HubVPCCIDR:             pulumi.String(cfg.VPCCIDR),
+		HubEgressCIDRs:         h.Cluster.EgressCIDRs.ApplyT(clusterinfo.FormatCIDRs).(pulumi.StringOutput),
+		OIDCProviderARN:        h.Cluster.OIDCProviderArn,
+		OIDCIssuer:             h.Cluster.OIDCIssuer,
+		CrossplaneRoleARN:      h.Crossplane.RoleArn,
+		ExternalSecretsRoleARN: h.ESO.RoleArn,
+		FluxRoleARN:            h.FluxRole.RoleArn,
+		SpokeRolePrefix:        pulumi.String(env.SpokeRolePrefix()),
+		SpokeBoundaryARN:       h.Boundary.Arn,
+		SealingSecretName:      h.Sealing.SecretName,
+		SealingSecretARN:       h.Sealing.SecretArn,
+		SealingKMSKeyARN:       h.Sealing.KMSKeyArn,
+		GitURL:                 pulumi.String(cfg.Git.URL),
+		GitBranch:              pulumi.String(cfg.Git.Branch),
+		SystemPath:             pulumi.String(cfg.SystemPath()),
+		FluxVersion:            pulumi.String(versions.Flux),
+		FluxOperatorVersion:    pulumi.String(versions.FluxOperator),
+	}
+	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
+		GitURL:       cfg.Git.URL,
+		GitBranch:    cfg.Git.Branch,
+		GitPath:      cfg.Git.Path,
+		KnownHosts:   pulumi.String(cfg.Git.KnownHosts),
+		FluxRoleARN:  h.FluxRole.RoleArn,
+		ClusterInfo:  info,
+		ClusterReady: []pulumi.Resource{h.Cluster.NodeGroup},
+		// Everything Flux and Crossplane need while they delete the spokes.
+		// Custom resources, not the IrsaRole components: see
+		// irsarole.IrsaRole.Resources.
+		TeardownAfter: slices.Concat(
+			h.Crossplane.Resources(), h.ESO.Resources(), h.FluxRole.Resources(),
+			[]pulumi.Resource{h.Boundary, h.Sealing.Secret, h.Sealing.Version, h.Cluster.NodeGroup},
+		),
+	}, pulumi.Provider(h.Cluster.Provider))
+	if err != nil {
+		return nil, err
+	}
+
+	h.Outputs = map[string]pulumi.Output{
+		OutClusterName:       h.Cluster.ClusterName,
+		OutKubeconfig:        h.Cluster.Kubeconfig,
+		OutOIDCProviderARN:   h.Cluster.OIDCProviderArn,
+		OutOIDCIssuer:        h.Cluster.OIDCIssuer,
+		OutCrossplaneRoleARN: h.Crossplane.RoleArn,
+		OutESORoleARN:        h.ESO.RoleArn,
+		OutFluxRoleARN:       h.FluxRole.RoleArn,
+		OutBoundaryARN:       h.Boundary.Arn,
+		OutSealingSecretName: h.Sealing.SecretName,
+		OutSealingSecretARN:  h.Sealing.SecretArn,
+		OutSealingCertPEM:    h.Sealing.ActiveCertPEM,
+		OutDeployPublicKey:   h.Flux.DeployPublicKey,
+		OutNextSteps:         pulumi.String(NextSteps(cfg)).ToStringOutput(),
+		OutHubEgressCIDRs:    h.Cluster.EgressCIDRs,
+	}
+	for name, o := range h.Outputs {
+		ctx.Export(name, o)
+	}
+	return h, nil
+}
+
+// NextSteps is what the platform team does after the first `pulumi up`.
+func NextSteps(cfg stacks.Config) string {
+	repo := cfg.Git.URL
+	return strings.Join([]string{
+		"1. Add the deploy key as a read-only deploy key of " + repo + ":",
+		"     pulumi stack output " + OutDeployPublicKey,
+		"   Flux retries until the key is accepted, then applies " + cfg.Git.Path + ".",
+		"2. Reach the cluster (the kubeconfig runs aws eks get-token):",
+		"     pulumi stack output " + OutKubeconfig + " --show-secrets > kubeconfig && export KUBECONFIG=$PWD/kubeconfig",
+		"     kubectl -n flux-system get fluxinstance,gitrepository,kustomization",
+		"3. Seal secrets for the fleet with the active sealing certificate:",
+		"     pulumi stack output " + OutSealingCertPEM + " > sealing-cert.pem && kubeseal --cert sealing-cert.pem",
+		"4. Request a spoke: add a WorkloadCluster claim under manifests/gitops-system/workload-clusters/ (fleet cluster add).",
+	}, "\n")
+}

@@ -1,0 +1,167 @@
+// Package hubiam builds the IAM policy documents of the hub: the policies of
+// its IRSA roles (Crossplane's AWS providers, External Secrets, Flux's
+// kustomize-controller and helm-controller) and the permissions boundary
+// that every spoke role must carry. Documents are plain Go values rendered
+// to JSON, so tests read them without AWS and the manifests can be checked
+// against the same names.
+package hubiam
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Document is an IAM policy document.
+type Document struct {
+	Version   string      `json:"Version"`
+	Statement []Statement `json:"Statement"`
+}
+
+// Statement is one IAM policy statement. Condition maps an operator
+// (StringEquals, StringLike, ...) to condition keys and their values.
+type Statement struct {
+	Sid       string                    `json:"Sid,omitempty"`
+	Effect    string                    `json:"Effect"`
+	Principal map[string]any            `json:"Principal,omitempty"`
+	Action    []string                  `json:"Action"`
+	Resource  []string                  `json:"Resource,omitempty"`
+	Condition map[string]map[string]any `json:"Condition,omitempty"`
+}
+
+// Effects.
+const (
+	Allow = "Allow"
+	Deny  = "Deny"
+)
+
+// PolicyVersion is the only IAM policy language version in use.
+const PolicyVersion = "2012-10-17"
+
+// NewDocument returns a document holding statements.
+func NewDocument(statements ...Statement) Document {
+	return Document{Version: PolicyVersion, Statement: statements}
+}
+
+// JSON renders the document.
+func (d Document) JSON() (string, error) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return "", fmt.Errorf("render IAM policy document: %w", err)
+	}
+	return string(b), nil
+}
+
+// MustJSON renders the document; it panics only on a programming error
+// (a value encoding/json cannot encode), never on input.
+func (d Document) MustJSON() string {
+	s, err := d.JSON()
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Parse reads a policy document. Action and Resource may be a string or a
+// list, as IAM allows.
+func Parse(s string) (Document, error) {
+	var raw struct {
+		Version   string `json:"Version"`
+		Statement []struct {
+			Sid       string                    `json:"Sid"`
+			Effect    string                    `json:"Effect"`
+			Principal map[string]any            `json:"Principal"`
+			Action    json.RawMessage           `json:"Action"`
+			Resource  json.RawMessage           `json:"Resource"`
+			Condition map[string]map[string]any `json:"Condition"`
+		} `json:"Statement"`
+	}
+	if err := json.Unmarshal([]byte(s), &raw); err != nil {
+		return Document{}, fmt.Errorf("parse IAM policy document: %w", err)
+	}
+	d := Document{Version: raw.Version}
+	for i, st := range raw.Statement {
+		actions, err := stringOrList(st.Action)
+		if err != nil {
+			return Document{}, fmt.Errorf("statement %d Action: %w", i, err)
+		}
+		resources, err := stringOrList(st.Resource)
+		if err != nil {
+			return Document{}, fmt.Errorf("statement %d Resource: %w", i, err)
+		}
+		d.Statement = append(d.Statement, Statement{
+			Sid: st.Sid, Effect: st.Effect, Principal: st.Principal,
+			Action: actions, Resource: resources, Condition: st.Condition,
+		})
+	}
+	return d, nil
+}
+
+func stringOrList(m json.RawMessage) ([]string, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(m, &one); err == nil {
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(m, &many); err != nil {
+		return nil, fmt.Errorf("neither a string nor a list of strings: %s", m)
+	}
+	return many, nil
+}
+
+// CheckLeastPrivilege returns one error per Allow statement that grants
+// every action ("*") or a whole service ("svc:*") on every resource ("*"),
+// and per statement that is missing its Effect, Action or Resource.
+func CheckLeastPrivilege(d Document) []error {
+	var errs []error
+	if d.Version != PolicyVersion {
+		errs = append(errs, fmt.Errorf("policy Version %q: allowed %q", d.Version, PolicyVersion))
+	}
+	for i, st := range d.Statement {
+		name := st.Sid
+		if name == "" {
+			name = fmt.Sprintf("#%d", i)
+		}
+		if st.Effect != Allow && st.Effect != Deny {
+			errs = append(errs, fmt.Errorf("statement %s: Effect %q: allowed Allow, Deny", name, st.Effect))
+		}
+		if len(st.Action) == 0 {
+			errs = append(errs, fmt.Errorf("statement %s: no Action", name))
+		}
+		if st.Principal == nil && len(st.Resource) == 0 {
+			errs = append(errs, fmt.Errorf("statement %s: no Resource", name))
+		}
+		if st.Effect != Allow {
+			continue
+		}
+		allResources := slices.Contains(st.Resource, "*")
+		for _, a := range st.Action {
+			if a == "*" && (allResources || len(st.Resource) == 0) {
+				errs = append(errs, fmt.Errorf("statement %s: Action \"*\" on Resource \"*\"", name))
+			}
+			if a == "*" && !allResources {
+				errs = append(errs, fmt.Errorf("statement %s: Action \"*\" (name the actions)", name))
+			}
+			if strings.HasSuffix(a, ":*") && allResources {
+				errs = append(errs, fmt.Errorf("statement %s: Action %q on Resource \"*\"", name, a))
+			}
+		}
+	}
+	return errs
+}
+
+// Actions returns every action the document allows, sorted and unique.
+func (d Document) Actions() []string {
+	var out []string
+	for _, st := range d.Statement {
+		if st.Effect == Allow {
+			out = append(out, st.Action...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,399 @@
+// Package mocks is the pulumi.WithMocks monitor the hub's tests share. It
+// records every registration (type, name, parent, inputs, dependencies,
+// custom timeouts), answers the AWS invokes the program makes, marks
+// additional secret outputs secret as the engine does, and returns the
+// pulumi-eks components' outputs the way the real remote components do: as
+// resource references to child resources (eksCluster is a reference to an
+// aws:eks/cluster:Cluster, core.oidcProvider to an
+// aws:iam/openIdConnectProvider:OpenIdConnectProvider, nodeGroup to an
+// aws:eks/nodeGroup:NodeGroup). Those children are registered by the mock
+// itself, so a reference resolves exactly like one from the engine.
+package mocks
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
+)
+
+// Fixed answers of the invokes.
+const (
+	Project   = "eks-fleet"
+	Stack     = "test"
+	AccountID = "111122223333"
+	Region    = "eu-west-1"
+	Partition = "aws"
+	// OIDCID is the id in the mocked cluster's OIDC issuer.
+	OIDCID = "EXAMPLED539D4633E53DE1B71EXAMPLE"
+)
+
+// EIPBase is the public IP of the first Elastic IP the mocks allocate
+// (TEST-NET-2); the n-th (from 0) gets its last octet plus n.
+const EIPBase = "198.51.100.10"
+
+// Issuer is the mocked cluster's OIDC issuer URL.
+func Issuer() string { return "https://oidc.eks." + Region + ".amazonaws.com/id/" + OIDCID }
+
+// Resource is one recorded registration.
+type Resource struct {
+	Type, Name, URN, ID, Parent, Provider string
+	Custom, Remote                        bool
+	// Synthetic marks children the mock registered for a remote component.
+	Synthetic      bool
+	Inputs         resource.PropertyMap
+	State          resource.PropertyMap
+	Dependencies   []string
+	PropertyDeps   map[string][]string
+	DeleteTimeout  string
+	AdditionalSecs []string
+}
+
+// Mocks implements pulumi.MockResourceMonitor.
+type Mocks struct {
+	Stack  string
+	AZs    []string
+	ctx    *pulumi.Context
+	mu     sync.Mutex
+	res    []*Resource
+	byURN  map[string]*Resource
+	invoke []string
+	// synthetic names the children registered for remote components.
+	synthetic map[string]bool
+	// eips counts Elastic IPs, each given the next EIPBase address.
+	eips int
+}
+
+// New returns mocks for stack "test" in a region with three zones.
+func New() *Mocks {
+	return &Mocks{Stack: Stack, AZs: []string{Region + "a", Region + "b", Region + "c"}, byURN: map[string]*Resource{}}
+}
+
+// Run runs program under the mocks with the given stack config (full keys).
+func (m *Mocks) Run(config map[string]string, program pulumi.RunFunc) error {
+	return pulumi.RunErr(func(ctx *pulumi.Context) error {
+		m.mu.Lock()
+		m.ctx = ctx
+		m.mu.Unlock()
+		return program(ctx)
+	}, pulumi.WithMocks(Project, m.Stack, m), func(info *pulumi.RunInfo) { info.Config = config })
+}
+
+// Resources returns the recorded registrations in order, without the
+// mock's own children of remote components.
+func (m *Mocks) Resources() []*Resource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*Resource
+	for _, r := range m.res {
+		if !r.Synthetic {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// All returns every recorded registration, synthetic ones included.
+func (m *Mocks) All() []*Resource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*Resource(nil), m.res...)
+}
+
+// ByType returns the registrations of a type.
+func (m *Mocks) ByType(typ string) []*Resource {
+	var out []*Resource
+	for _, r := range m.Resources() {
+		if r.Type == typ {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// One returns the single registration of typ named name, or nil.
+func (m *Mocks) One(typ, name string) *Resource {
+	for _, r := range m.Resources() {
+		if r.Type == typ && r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// ByURN returns a registration by URN.
+func (m *Mocks) ByURN(urn string) *Resource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byURN[urn]
+}
+
+// Invokes returns the invoke tokens called, in order.
+func (m *Mocks) Invokes() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.invoke...)
+}
+
+// URN computes a URN the way the mock monitor does.
+func (m *Mocks) URN(parent, typ, name string) string {
+	parentType := tokens.Type("")
+	if p := resource.URN(parent); p != "" && p.QualifiedType() != resource.RootStackType {
+		parentType = p.QualifiedType()
+	}
+	return string(resource.NewURN(tokens.QName(m.Stack), tokens.PackageName(Project), parentType, tokens.Type(typ), name))
+}
+
+// Call answers invokes.
+func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	m.mu.Lock()
+	m.invoke = append(m.invoke, args.Token)
+	m.mu.Unlock()
+	switch args.Token {
+	case "aws:index/getCallerIdentity:getCallerIdentity":
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"accountId": AccountID, "arn": "arn:aws:iam::" + AccountID + ":user/ci", "id": AccountID, "userId": "AIDAEXAMPLE",
+		}), nil
+	case "aws:index/getPartition:getPartition":
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"partition": Partition, "dnsSuffix": "amazonaws.com", "id": Partition, "reverseDnsPrefix": "com.amazonaws",
+		}), nil
+	case "aws:index/getAvailabilityZones:getAvailabilityZones":
+		ids := make([]any, len(m.AZs))
+		names := make([]any, len(m.AZs))
+		for i, az := range m.AZs {
+			names[i] = az
+			ids[i] = fmt.Sprintf("euw1-az%d", i+1)
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"names": names, "zoneIds": ids, "id": Region}), nil
+	}
+	return nil, fmt.Errorf("mocks: unexpected invoke %s", args.Token)
+}
+
+// NewResource answers registrations.
+func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
+	rpc := args.RegisterRPC
+	r := &Resource{Type: args.TypeToken, Name: args.Name, Custom: args.Custom, Inputs: args.Inputs, Provider: args.Provider}
+	if rpc != nil {
+		r.Parent = rpc.GetParent()
+		r.Remote = rpc.GetRemote()
+		r.Dependencies = rpc.GetDependencies()
+		r.PropertyDeps = map[string][]string{}
+		for k, v := range rpc.GetPropertyDependencies() {
+			r.PropertyDeps[k] = v.GetUrns()
+		}
+		if t := rpc.GetCustomTimeouts(); t != nil {
+			r.DeleteTimeout = t.GetDelete()
+		}
+		r.AdditionalSecs = rpc.GetAdditionalSecretOutputs()
+	}
+	r.URN = m.URN(r.Parent, r.Type, r.Name)
+
+	state := args.Inputs.Copy()
+	id := ""
+	var err error
+	switch {
+	case r.Remote:
+		state, err = m.remote(r)
+		if err != nil {
+			return "", nil, err
+		}
+		id = ""
+	case r.Custom:
+		id = r.Name + "-id"
+		m.fill(r, state)
+		if v, ok := state["id"]; ok && v.IsString() {
+			id = v.StringValue()
+			delete(state, "id")
+		}
+	}
+	// The engine marks these outputs secret; so does the mock.
+	for _, k := range r.AdditionalSecs {
+		if v, ok := state[resource.PropertyKey(k)]; ok && !v.IsSecret() {
+			state[resource.PropertyKey(k)] = resource.MakeSecret(v)
+		}
+	}
+	r.ID, r.State = id, state
+	m.mu.Lock()
+	m.res = append(m.res, r)
+	m.byURN[r.URN] = r
+	if m.synthetic[r.Name] {
+		r.Synthetic = true
+	}
+	m.mu.Unlock()
+	return id, state, nil
+}
+
+func str(m resource.PropertyMap, k string) string {
+	v, ok := m[resource.PropertyKey(k)]
+	if !ok {
+		return ""
+	}
+	if v.IsSecret() {
+		v = v.SecretValue().Element
+	}
+	if v.IsString() {
+		return v.StringValue()
+	}
+	return ""
+}
+
+// fill adds the outputs a provider computes.
+func (m *Mocks) fill(r *Resource, s resource.PropertyMap) {
+	name := str(s, "name")
+	if name == "" {
+		name = r.Name
+		if strings.HasPrefix(r.Type, "aws:") {
+			s["name"] = resource.NewProperty(name)
+		}
+	}
+	set := func(k, v string) { s[resource.PropertyKey(k)] = resource.NewProperty(v) }
+	switch r.Type {
+	case "aws:iam/role:Role":
+		set("arn", fmt.Sprintf("arn:aws:iam::%s:role/%s", AccountID, name))
+		set("id", name)
+	case "aws:iam/policy:Policy":
+		set("arn", fmt.Sprintf("arn:aws:iam::%s:policy/%s", AccountID, name))
+	case "aws:secretsmanager/secret:Secret":
+		arn := fmt.Sprintf("arn:aws:secretsmanager:%s:%s:secret:%s-AbCdEf", Region, AccountID, name)
+		set("arn", arn)
+		set("id", arn)
+	case "aws:kms/key:Key":
+		set("keyId", r.Name+"-1234abcd")
+		set("arn", fmt.Sprintf("arn:aws:kms:%s:%s:key/%s-1234abcd", Region, AccountID, r.Name))
+	case "tls:index/privateKey:PrivateKey":
+		alg := str(s, "algorithm")
+		set("privateKeyPem", fmt.Sprintf("-----BEGIN %s PRIVATE KEY-----\n%s\n-----END %s PRIVATE KEY-----\n", alg, r.Name, alg))
+		set("privateKeyPemPkcs8", fmt.Sprintf("-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----\n", r.Name))
+		set("privateKeyOpenssh", fmt.Sprintf("-----BEGIN OPENSSH PRIVATE KEY-----\n%s\n-----END OPENSSH PRIVATE KEY-----\n", r.Name))
+		set("publicKeyOpenssh", fmt.Sprintf("ssh-%s AAAA%s\n", strings.ToLower(alg), r.Name))
+		set("publicKeyPem", fmt.Sprintf("-----BEGIN PUBLIC KEY-----\n%s\n-----END PUBLIC KEY-----\n", r.Name))
+	case "aws:ec2/eip:Eip":
+		m.mu.Lock()
+		n := m.eips
+		m.eips++
+		m.mu.Unlock()
+		base := netip.MustParseAddr(EIPBase).As4()
+		base[3] += byte(n)
+		set("publicIp", netip.AddrFrom4(base).String())
+		set("allocationId", "eipalloc-"+r.Name)
+	case "random:index/randomId:RandomId":
+		// 3 bytes, as the provider would render them.
+		set("hex", "a1b2c3")
+		set("b64Url", "obLD")
+	case "tls:index/selfSignedCert:SelfSignedCert":
+		set("certPem", fmt.Sprintf("-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----\n", r.Name))
+	default:
+		if _, ok := s["arn"]; !ok && strings.HasPrefix(r.Type, "aws:") {
+			parts := strings.Split(r.Type, ":")
+			svc := strings.Split(parts[1], "/")[0]
+			set("arn", fmt.Sprintf("arn:aws:%s:%s:%s:%s/%s", svc, Region, AccountID, strings.ToLower(parts[2]), name))
+		}
+	}
+}
+
+// remote answers the pulumi-eks components with references to children
+// the mock registers under its own names.
+func (m *Mocks) remote(r *Resource) (resource.PropertyMap, error) {
+	switch r.Type {
+	case "eks:index:Cluster":
+		clusterName := str(r.Inputs, "name")
+		var c awseks.Cluster
+		cref, err := m.child("aws:eks/cluster:Cluster", r.Name+"-eksCluster", pulumi.Map{
+			"name":                 pulumi.String(clusterName),
+			"version":              pulumi.String(str(r.Inputs, "version")),
+			"endpoint":             pulumi.String("https://" + OIDCID + ".gr7." + Region + ".eks.amazonaws.com"),
+			"certificateAuthority": pulumi.Map{"data": pulumi.String("LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t")},
+			"identities":           pulumi.Array{pulumi.Map{"oidcs": pulumi.Array{pulumi.Map{"issuer": pulumi.String(Issuer())}}}},
+			"arn":                  pulumi.String(fmt.Sprintf("arn:aws:eks:%s:%s:cluster/%s", Region, AccountID, clusterName)),
+			"vpcConfig":            pulumi.Map{"clusterSecurityGroupId": pulumi.String("sg-cluster")},
+		}, &c)
+		if err != nil {
+			return nil, err
+		}
+		var o iam.OpenIdConnectProvider
+		issuerHost := strings.TrimPrefix(Issuer(), "https://")
+		oref, err := m.child("aws:iam/openIdConnectProvider:OpenIdConnectProvider", r.Name+"-oidcProvider", pulumi.Map{
+			"url": pulumi.String(Issuer()),
+			"arn": pulumi.String(fmt.Sprintf("arn:aws:iam::%s:oidc-provider/%s", AccountID, issuerHost)),
+		}, &o)
+		if err != nil {
+			return nil, err
+		}
+		kubeconfig := map[string]any{"apiVersion": "v1", "kind": "Config"}
+		return resource.PropertyMap{
+			"eksCluster": cref,
+			"core": resource.NewObjectProperty(resource.PropertyMap{
+				"cluster":      cref,
+				"oidcProvider": oref,
+				"endpoint":     resource.NewProperty("https://" + OIDCID + ".gr7." + Region + ".eks.amazonaws.com"),
+				"vpcId":        r.Inputs["vpcId"],
+				"subnetIds":    resource.NewArrayProperty(nil),
+				"tags":         r.Inputs["tags"],
+			}),
+			"kubeconfig":     resource.NewObjectProperty(resource.NewPropertyMapFromMap(kubeconfig)),
+			"kubeconfigJson": resource.NewProperty(`{"apiVersion":"v1","kind":"Config"}`),
+		}, nil
+	case "eks:index:ManagedNodeGroup":
+		var ng awseks.NodeGroup
+		ref, err := m.child("aws:eks/nodeGroup:NodeGroup", r.Name+"-nodeGroup", pulumi.Map{
+			"nodeGroupName": pulumi.String(str(r.Inputs, "nodeGroupName")),
+			"amiType":       pulumi.String(str(r.Inputs, "amiType")),
+		}, &ng)
+		if err != nil {
+			return nil, err
+		}
+		return resource.PropertyMap{"nodeGroup": ref}, nil
+	}
+	return nil, fmt.Errorf("mocks: unexpected remote component %s", r.Type)
+}
+
+// child registers a custom resource for a remote component and returns a
+// resource reference to it once the monitor knows it.
+func (m *Mocks) child(typ, name string, props pulumi.Map, res pulumi.CustomResource) (resource.PropertyValue, error) {
+	m.mu.Lock()
+	ctx := m.ctx
+	if m.synthetic == nil {
+		m.synthetic = map[string]bool{}
+	}
+	m.synthetic[name] = true
+	m.mu.Unlock()
+	if ctx == nil {
+		return resource.PropertyValue{}, fmt.Errorf("mocks: remote component before Run")
+	}
+	if err := ctx.RegisterResource(typ, name, props, res); err != nil {
+		return resource.PropertyValue{}, err
+	}
+	u, err := internals.UnsafeAwaitOutput(context.Background(), res.URN())
+	if err != nil {
+		return resource.PropertyValue{}, err
+	}
+	id, err := internals.UnsafeAwaitOutput(context.Background(), res.ID())
+	if err != nil {
+		return resource.PropertyValue{}, err
+	}
+	return resource.MakeCustomResourceReference(resource.URN(u.Value.(pulumi.URN)), resource.ID(id.Value.(pulumi.ID)), ""), nil
+}
+
+// SortedTypes lists the types of the recorded resources with counts.
+func (m *Mocks) SortedTypes() []string {
+	count := map[string]int{}
+	for _, r := range m.Resources() {
+		count[r.Type]++
+	}
+	var out []string
+	for t, n := range count {
+		out = append(out, fmt.Sprintf("%s=%d", t, n))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,166 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+)
+
+func repoPolicy(t *testing.T) (*Policy, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "manifests", filepath.FromSlash(RelPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(b, RelPath)
+	if err != nil {
+		t.Fatalf("the repository's policy: %v", err)
+	}
+	return p, string(b)
+}
+
+func TestParse(t *testing.T) {
+	_, src := repoPolicy(t)
+	tests := []struct {
+		name, old, new, wantErr string
+	}{
+		{"repo file", "", "", ""},
+		{"version outside internal/versions", "kubernetesVersions: []", `kubernetesVersions: ["1.29"]`, "may only narrow"},
+		{"bad region", "- eu-central-1", "- Europe", `"Europe"`},
+		{"no max nodes", "maxNodes: 20", "maxNodes: 0", "spec.maxNodes"},
+		{"prefix outside bounds", "prefixLength: 16", "prefixLength: 22", "spec.cidr.prefixLength"},
+		{"bad pool", "- 10.0.0.0/8", "- 10.0.0.1/8", "spec.cidr.pools"},
+		{"unknown field", "maxNodes: 20", "maxNodes: 20\n  maxNode: 3", "maxNode"},
+		{"name limit above the API", "maxLength: 20", "maxLength: 30", "spec.names.maxLength"},
+		{"wrong kind", "kind: FleetPolicy", "kind: Policy", "FleetPolicy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := src
+			if tt.old != "" {
+				if !strings.Contains(in, tt.old) {
+					t.Fatalf("policy has no %q", tt.old)
+				}
+				in = strings.Replace(in, tt.old, tt.new, 1)
+			}
+			_, err := Parse([]byte(in), "p.yaml")
+			if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func good() *workloadcluster.Claim {
+	return &workloadcluster.Claim{
+		APIVersion: workloadcluster.APIVersion, Kind: workloadcluster.ClaimKind,
+		Metadata: workloadcluster.Metadata{Name: "payments", Namespace: workloadcluster.ClaimNamespace},
+		Spec: workloadcluster.Spec{Region: "eu-west-1", KubernetesVersion: "1.35", VPCCIDR: "10.1.0.0/16", AvailabilityZones: 3,
+			NATMode: "single", Nodes: workloadcluster.Nodes{InstanceTypes: []string{"m7i.large"}, Min: 1, Desired: 2, Max: 3}},
+	}
+}
+
+func TestCheckClaim(t *testing.T) {
+	p, _ := repoPolicy(t)
+	tests := []struct {
+		name   string
+		mutate func(c *workloadcluster.Claim)
+		want   []string // "family/rule"
+	}{
+		{"good", func(c *workloadcluster.Claim) {}, nil},
+		{"namespace", func(c *workloadcluster.Claim) { c.Metadata.Namespace = "default" }, []string{"api/namespace"}},
+		{"name", func(c *workloadcluster.Claim) { c.Metadata.Name = "-x" }, []string{"api/name"}},
+		{"reserved", func(c *workloadcluster.Claim) { c.Metadata.Name = "hub" }, []string{"policy/name"}},
+		{"region", func(c *workloadcluster.Claim) { c.Spec.Region = "ap-south-1" }, []string{"policy/region"}},
+		{"version", func(c *workloadcluster.Claim) { c.Spec.KubernetesVersion = "1.30" }, []string{"api/version"}},
+		{"cidr outside pools", func(c *workloadcluster.Claim) { c.Spec.VPCCIDR = "172.16.0.0/16" }, []string{"policy/cidr"}},
+		{"cidr too small", func(c *workloadcluster.Claim) { c.Spec.VPCCIDR = "10.1.0.0/22" }, []string{"api/cidr"}},
+		{"docker bridge", func(c *workloadcluster.Claim) { c.Spec.VPCCIDR = "172.17.0.0/16" }, []string{"api/cidr", "policy/cidr"}},
+		{"min 0", func(c *workloadcluster.Claim) { c.Spec.Nodes.Min = 0 }, []string{"api/nodes"}},
+		{"nodes", func(c *workloadcluster.Claim) { c.Spec.Nodes.Desired = 9 }, []string{"api/nodes"}},
+		{"too many nodes", func(c *workloadcluster.Claim) { c.Spec.Nodes.Max = 21; c.Spec.Nodes.Desired = 21 }, []string{"policy/max-nodes"}},
+		{"instance type", func(c *workloadcluster.Claim) { c.Spec.Nodes.InstanceTypes = []string{"m7g.large"} }, []string{"policy/instance-types"}},
+		{"no instance types", func(c *workloadcluster.Claim) { c.Spec.Nodes.InstanceTypes = nil }, []string{"api/instance-types"}},
+		{"tags", func(c *workloadcluster.Claim) { c.Spec.Tags = map[string]string{"aws:x": "y"} }, []string{"api/tags"}},
+		{"public access", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"everyone"} }, []string{"api/public-access"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good()
+			tt.mutate(c)
+			var got []string
+			for _, v := range p.CheckClaim(c) {
+				got = append(got, v.Family+"/"+v.Rule)
+				if v.Field == "" || v.Message == "" {
+					t.Errorf("violation without field or message: %+v", v)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckFleet(t *testing.T) {
+	p, _ := repoPolicy(t)
+	tests := []struct {
+		name    string
+		members []Member
+		want    []string
+	}{
+		{"disjoint", []Member{{"a", "a.yaml", "10.1.0.0/16"}, {"b", "b.yaml", "10.2.0.0/16"}}, nil},
+		{"overlap", []Member{{"a", "a.yaml", "10.1.0.0/16"}, {"b", "b.yaml", "10.1.64.0/18"}}, []string{"cidr-overlap:b"}},
+		{"hub", []Member{{"a", "a.yaml", "10.0.0.0/16"}}, []string{"cidr-overlap:a"}},
+		{"duplicate", []Member{{"a", "a.yaml", "10.1.0.0/16"}, {"a", "a2.yaml", "10.2.0.0/16"}}, []string{"duplicate-name:a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, v := range p.CheckFleet(tt.members, "10.0.0.0/16") {
+				got = append(got, v.Rule+":"+v.Cluster)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckTransition(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(c *workloadcluster.Claim)
+		want   []string
+	}{
+		{"unchanged", func(c *workloadcluster.Claim) {}, nil},
+		{"nodes may change", func(c *workloadcluster.Claim) { c.Spec.Nodes.Max = 9 }, nil},
+		{"next minor", func(c *workloadcluster.Claim) { c.Spec.KubernetesVersion = "1.36" }, nil},
+		{"downgrade", func(c *workloadcluster.Claim) { c.Spec.KubernetesVersion = "1.34" }, []string{"upgrade"}},
+		{"region", func(c *workloadcluster.Claim) { c.Spec.Region = "us-east-1" }, []string{"immutable"}},
+		{"cidr", func(c *workloadcluster.Claim) { c.Spec.VPCCIDR = "10.9.0.0/16" }, []string{"immutable"}},
+		{"azs", func(c *workloadcluster.Claim) { c.Spec.AvailabilityZones = 2 }, []string{"immutable"}},
+		{"nat up", func(c *workloadcluster.Claim) { c.Spec.NATMode = "per-az" }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good()
+			tt.mutate(c)
+			var got []string
+			for _, v := range CheckTransition(good(), c) {
+				got = append(got, v.Rule)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+	old := good()
+	old.Spec.NATMode = "per-az"
+	if vs := CheckTransition(old, good()); len(vs) != 1 || vs[0].Rule != "nat-transition" {
+		t.Errorf("per-az -> single: %v", vs)
+	}
+}

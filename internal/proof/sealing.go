@@ -1,0 +1,377 @@
+package proof
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	ssv1alpha1 "github.com/bitnami-labs/sealed-secrets/pkg/apis/sealedsecrets/v1alpha1"
+	sscrypto "github.com/bitnami-labs/sealed-secrets/pkg/crypto"
+	"github.com/bitnami-labs/sealed-secrets/pkg/kubeseal"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/scheme"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
+)
+
+// The sealing certificate as the SealingKeys component makes it (pulumi-tls
+// PrivateKey RSA 4096 + SelfSignedCert). The component and this proof must
+// agree on these; they are the parameters the proof's certificate uses.
+// test/sealing_params_test.go asserts they equal components/sealingkeys'.
+const (
+	SealingKeyBits          = 4096
+	SealingCertCommonName   = "sealed-secret"
+	SealingCertOrganization = "sealed-secret"
+	SealingCertValidity     = 10 * 365 * 24 * time.Hour
+)
+
+// NewSealingKeyPair makes an RSA key and self-signed certificate with the
+// SealingKeys parameters: key encipherment and digital signature, not a
+// CA, valid for SealingCertValidity.
+func NewSealingKeyPair() (sealingkey.KeyPair, error) {
+	key, err := rsa.GenerateKey(rand.Reader, SealingKeyBits)
+	if err != nil {
+		return sealingkey.KeyPair{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return sealingkey.KeyPair{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: SealingCertCommonName, Organization: []string{SealingCertOrganization}},
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(SealingCertValidity),
+		KeyUsage:              x509.KeyUsageKeyEncipherment | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return sealingkey.KeyPair{}, err
+	}
+	return sealingkey.KeyPair{
+		CertPEM: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		KeyPEM:  string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})),
+	}, nil
+}
+
+var (
+	pairOnce sync.Once
+	pair     sealingkey.KeyPair
+	pairErr  error
+)
+
+// processKeyPair is made once per process (RSA-4096 generation is slow).
+func processKeyPair() (sealingkey.KeyPair, error) {
+	pairOnce.Do(func() { pair, pairErr = NewSealingKeyPair() })
+	return pair, pairErr
+}
+
+// DeliveredSecret is the Secret ESO writes for externalSecret, given the
+// Secrets Manager secret's JSON document: data from spec.data (remoteRef
+// property) and spec.dataFrom (extract), shaped by spec.target.template
+// (type, labels, and simple data templates).
+func DeliveredSecret(externalSecret *unstructured.Unstructured, document string, info clusterinfo.Values[string]) (*corev1.Secret, error) {
+	var doc map[string]string
+	if err := json.Unmarshal([]byte(document), &doc); err != nil {
+		return nil, fmt.Errorf("secret document is not a JSON object of strings: %w", err)
+	}
+	es := externalSecret.Object
+	target, _, _ := unstructured.NestedString(es, "spec", "target", "name")
+	if target == "" {
+		target = externalSecret.GetName()
+	}
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: externalSecret.GetNamespace()},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{},
+	}
+	remote := func(ref map[string]any, what string) error {
+		key, _ := ref["key"].(string)
+		if key != info.SealingSecretName && key != info.SealingSecretARN {
+			return fmt.Errorf("%s reads Secrets Manager secret %q, not the sealing secret %q (${%s})", what, key, info.SealingSecretName, clusterinfo.SealingSecretName)
+		}
+		return nil
+	}
+	data, _, _ := unstructured.NestedSlice(es, "spec", "data")
+	for i, d := range data {
+		m, _ := d.(map[string]any)
+		sk, _ := m["secretKey"].(string)
+		ref, _ := m["remoteRef"].(map[string]any)
+		if err := remote(ref, fmt.Sprintf("spec.data[%d]", i)); err != nil {
+			return nil, err
+		}
+		prop, _ := ref["property"].(string)
+		v, ok := doc[prop]
+		if !ok {
+			return nil, fmt.Errorf("spec.data[%d] reads property %q, which the sealing secret does not have (it has %q, %q, %q, %q)", i, prop,
+				sealingkey.CertProperty, sealingkey.KeyProperty, sealingkey.PreviousCertProperty, sealingkey.PreviousKeyProperty)
+		}
+		s.Data[sk] = []byte(v)
+	}
+	dataFrom, _, _ := unstructured.NestedSlice(es, "spec", "dataFrom")
+	for i, d := range dataFrom {
+		m, _ := d.(map[string]any)
+		ref, ok := m["extract"].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("spec.dataFrom[%d]: only extract is supported by the proof", i)
+		}
+		if err := remote(ref, fmt.Sprintf("spec.dataFrom[%d].extract", i)); err != nil {
+			return nil, err
+		}
+		for k, v := range doc {
+			s.Data[k] = []byte(v)
+		}
+	}
+	tmpl, ok, _ := unstructured.NestedMap(es, "spec", "target", "template")
+	if ok {
+		if t, _ := tmpl["type"].(string); t != "" {
+			s.Type = corev1.SecretType(t)
+		}
+		s.Labels, _, _ = unstructured.NestedStringMap(tmpl, "metadata", "labels")
+		if tdata, _, _ := unstructured.NestedStringMap(tmpl, "data"); len(tdata) > 0 {
+			vars := map[string]string{}
+			for k, v := range s.Data {
+				vars[k] = string(v)
+			}
+			merge, _ := tmpl["mergePolicy"].(string)
+			if merge != "Merge" {
+				s.Data = map[string][]byte{}
+			}
+			for k, t := range tdata {
+				out, err := renderTemplate(t, vars)
+				if err != nil {
+					return nil, fmt.Errorf("spec.target.template.data[%s]: %w", k, err)
+				}
+				s.Data[k] = []byte(out)
+			}
+		}
+	}
+	return s, nil
+}
+
+var tmplRef = regexp.MustCompile(`\{\{-?\s*(?:\.([A-Za-z0-9_]+)|index\s+\.\s+"([^"]+)")\s*(?:\|\s*toString\s*)?-?\}\}`)
+
+func renderTemplate(t string, vars map[string]string) (string, error) {
+	var err error
+	out := tmplRef.ReplaceAllStringFunc(t, func(m string) string {
+		sm := tmplRef.FindStringSubmatch(m)
+		k := sm[1] + sm[2]
+		v, ok := vars[k]
+		if !ok {
+			err = fmt.Errorf("template refers to %q, which is not in the data", k)
+		}
+		return v
+	})
+	if err == nil && bytes.Contains([]byte(out), []byte("{{")) {
+		err = errors.New("template uses functions the proof does not evaluate")
+	}
+	return out, err
+}
+
+// ControllerKeys loads sealing keys from Secrets the way the Sealed
+// Secrets controller does: only Secrets in its namespace labelled
+// sealedsecrets.bitnami.com/sealed-secrets-key=active, tls.key (RSA) and
+// tls.crt, keyed by the public key's fingerprint.
+func ControllerKeys(secrets ...*corev1.Secret) (map[string]*rsa.PrivateKey, error) {
+	keys := map[string]*rsa.PrivateKey{}
+	for _, s := range secrets {
+		if s.Namespace != sealingkey.Namespace {
+			return nil, fmt.Errorf("Secret %s is in namespace %q; the controller reads keys from %q", s.Name, s.Namespace, sealingkey.Namespace)
+		}
+		if s.Labels[sealingkey.KeyLabel] != sealingkey.KeyLabelValue {
+			return nil, fmt.Errorf("Secret %s/%s lacks label %s=%s, so the controller ignores it", s.Namespace, s.Name, sealingkey.KeyLabel, sealingkey.KeyLabelValue)
+		}
+		if s.Type != corev1.SecretTypeTLS {
+			return nil, fmt.Errorf("Secret %s/%s has type %q, want %q", s.Namespace, s.Name, s.Type, corev1.SecretTypeTLS)
+		}
+		k, err := keyutil.ParsePrivateKeyPEM(s.Data[corev1.TLSPrivateKeyKey])
+		if err != nil {
+			return nil, fmt.Errorf("Secret %s/%s %s: %w", s.Namespace, s.Name, corev1.TLSPrivateKeyKey, err)
+		}
+		rk, ok := k.(*rsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("Secret %s/%s: private key is not RSA", s.Namespace, s.Name)
+		}
+		if _, err := certutil.ParseCertsPEM(s.Data[corev1.TLSCertKey]); err != nil {
+			return nil, fmt.Errorf("Secret %s/%s %s: %w", s.Namespace, s.Name, corev1.TLSCertKey, err)
+		}
+		fp, err := sscrypto.PublicKeyFingerprint(&rk.PublicKey)
+		if err != nil {
+			return nil, err
+		}
+		keys[fp] = rk
+	}
+	return keys, nil
+}
+
+// SealRoundTrip seals a probe Secret with kubeseal's code and certPEM and
+// unseals it with the controller's code and keys.
+func SealRoundTrip(certPEM string, keys map[string]*rsa.PrivateKey) error {
+	pub, err := kubeseal.ParseKey(bytes.NewReader([]byte(certPEM)))
+	if err != nil {
+		return fmt.Errorf("kubeseal: parse certificate: %w", err)
+	}
+	probe := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: "deploy-key", Namespace: "flux-system"},
+		Data:       map[string][]byte{"identity": []byte("-----BEGIN OPENSSH PRIVATE KEY-----\nproof\n")},
+	}
+	ss, err := ssv1alpha1.NewSealedSecret(scheme.Codecs, pub, probe)
+	if err != nil {
+		return fmt.Errorf("kubeseal: seal: %w", err)
+	}
+	out, err := ss.Unseal(scheme.Codecs, keys)
+	if err != nil {
+		return fmt.Errorf("controller: unseal: %w", err)
+	}
+	if !bytes.Equal(out.Data["identity"], probe.Data["identity"]) {
+		return errors.New("controller: unsealed data differs from the sealed data")
+	}
+	return nil
+}
+
+// ProveSealing proves that a Secret sealed with certPEM (the certificate
+// users seal with) unseals with the keys the tree's ExternalSecrets deliver
+// from document (the Secrets Manager JSON).
+func ProveSealing(certPEM, document string, externalSecrets []*unstructured.Unstructured, info clusterinfo.Values[string]) error {
+	var secrets []*corev1.Secret
+	for _, es := range externalSecrets {
+		s, err := DeliveredSecret(es, document, info)
+		if err != nil {
+			return fmt.Errorf("ExternalSecret %s/%s: %w", es.GetNamespace(), es.GetName(), err)
+		}
+		secrets = append(secrets, s)
+	}
+	keys, err := ControllerKeys(secrets...)
+	if err != nil {
+		return err
+	}
+	return SealRoundTrip(certPEM, keys)
+}
+
+// sealingExternalSecrets returns, per cluster, the ExternalSecrets that
+// write the sealing key Secrets.
+func sealingExternalSecrets(results []kbuild.Built) map[string][]kbuild.Built {
+	out := map[string][]kbuild.Built{}
+	for _, b := range results {
+		o := b.Object
+		if o.GroupVersionKind().Group != "external-secrets.io" || o.GetKind() != "ExternalSecret" {
+			continue
+		}
+		t, _, _ := unstructured.NestedString(o.Object, "spec", "target", "name")
+		if t == "" {
+			t = o.GetName()
+		}
+		if t == sealingkey.ActiveSecretName || t == sealingkey.PreviousSecretName {
+			out[b.Cluster] = append(out[b.Cluster], b)
+		}
+	}
+	return out
+}
+
+func (r *run) checkSealing() {
+	kp, err := processKeyPair()
+	if err != nil {
+		r.add(CheckSealing, "", "", "generate sealing key: %v", err)
+		return
+	}
+	doc, err := sealingkey.Document(kp, nil)
+	if err != nil {
+		r.add(CheckSealing, "", "", "sealing document: %v", err)
+		return
+	}
+	byCluster := sealingExternalSecrets(r.w.Results)
+	var clusters []string
+	for c := range byCluster {
+		if c != kbuild.Hub {
+			clusters = append(clusters, c)
+		}
+	}
+	sort.Strings(clusters)
+	clusters = append([]string{kbuild.Hub}, clusters...)
+	// HelmReleases by the cluster they install onto, in build order (one
+	// pass, not one per cluster).
+	releases := map[string][]kbuild.Built{}
+	for _, b := range r.w.Results {
+		if b.Object.GetKind() == "HelmRelease" {
+			c := releasedOn(b)
+			releases[c] = append(releases[c], b)
+		}
+	}
+	for _, c := range clusters {
+		bs := byCluster[c]
+		if len(bs) == 0 {
+			r.add(CheckSealing, "", "cluster "+c, "no ExternalSecret writes the sealing key Secret %s/%s", sealingkey.Namespace, sealingkey.ActiveSecretName)
+			continue
+		}
+		var ess []*unstructured.Unstructured
+		for _, b := range bs {
+			ess = append(ess, b.Object)
+		}
+		if err := ProveSealing(kp.CertPEM, doc, ess, r.info); err != nil {
+			r.add(CheckSealing, r.fileOf(bs[0]), objectName(bs[0].Object, c), "%v", err)
+		}
+		r.checkSealingController(c, releases[c])
+	}
+}
+
+// checkSealingController: the cluster runs the Sealed Secrets controller
+// in sealingkey.Namespace, named sealingkey.ControllerName (kubeseal's
+// default), with key renewal off (keys come only from Secrets Manager).
+// releases are the HelmReleases that install onto cluster.
+func (r *run) checkSealingController(cluster string, releases []kbuild.Built) {
+	var found []kbuild.Built
+	for _, b := range releases {
+		if helmChart(b.Object, nil) == "sealed-secrets" {
+			found = append(found, b)
+		}
+	}
+	if len(found) == 0 {
+		r.add(CheckSealing, "", "cluster "+cluster, "no HelmRelease installs the sealed-secrets chart")
+		return
+	}
+	for _, b := range found {
+		o := b.Object
+		file, name := r.fileOf(b), objectName(o, cluster)
+		vals, _, _ := unstructured.NestedMap(o.Object, "spec", "values")
+		if ns := releaseNamespace(o); ns != sealingkey.Namespace {
+			r.add(CheckSealing, file, name, "installs the controller in namespace %q; the key Secrets are written to %q", ns, sealingkey.Namespace)
+		}
+		if fn, _, _ := unstructured.NestedString(vals, "fullnameOverride"); fn != sealingkey.ControllerName {
+			r.add(CheckSealing, file, name, "values.fullnameOverride = %q, want %q (kubeseal's default controller name)", fn, sealingkey.ControllerName)
+		}
+		switch p := vals["keyrenewperiod"].(type) {
+		case string:
+			if p == "0" || p == "0s" || p == "0h" {
+				continue
+			}
+			r.add(CheckSealing, file, name, "values.keyrenewperiod = %q: key renewal must be off (\"0\"), keys come from Secrets Manager", p)
+		case int64:
+			if p == 0 {
+				continue
+			}
+			r.add(CheckSealing, file, name, "values.keyrenewperiod = %d: key renewal must be off (\"0\")", p)
+		default:
+			r.add(CheckSealing, file, name, "values.keyrenewperiod is not set: the controller would generate and rotate its own keys; set it to \"0\"")
+		}
+	}
+}

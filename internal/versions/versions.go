@@ -1,0 +1,115 @@
+// Package versions is the one place that pins the Kubernetes versions the
+// fleet allows and the releases of the tools it installs. The Pulumi program,
+// the manifests' tests and the fleet CLI all read it, so a version changes in
+// exactly one line.
+package versions
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// DefaultKubernetes is the EKS version a new cluster gets when none is set.
+const DefaultKubernetes = "1.35"
+
+// kubernetes lists the EKS versions the fleet accepts, oldest first.
+var kubernetes = []string{"1.34", "1.35", "1.36"}
+
+// Kubernetes returns the accepted EKS versions, oldest first.
+func Kubernetes() []string { return slices.Clone(kubernetes) }
+
+// IsSupportedKubernetes reports whether v is an accepted EKS version.
+func IsSupportedKubernetes(v string) bool { return slices.Contains(kubernetes, v) }
+
+// ValidateKubernetes returns an error naming the allowed versions when v is
+// not one of them.
+func ValidateKubernetes(v string) error {
+	if IsSupportedKubernetes(v) {
+		return nil
+	}
+	return fmt.Errorf("unsupported Kubernetes version %q: allowed %s", v, strings.Join(kubernetes, ", "))
+}
+
+// ParseMinor splits "1.35" into (1, 35).
+func ParseMinor(v string) (major, minor int, err error) {
+	a, b, ok := strings.Cut(v, ".")
+	if !ok {
+		return 0, 0, fmt.Errorf("version %q is not of the form MAJOR.MINOR", v)
+	}
+	if major, err = strconv.Atoi(a); err != nil {
+		return 0, 0, fmt.Errorf("version %q: bad major: %w", v, err)
+	}
+	if minor, err = strconv.Atoi(b); err != nil {
+		return 0, 0, fmt.Errorf("version %q: bad minor: %w", v, err)
+	}
+	return major, minor, nil
+}
+
+// CheckUpgrade enforces the EKS rule that a control plane moves one minor
+// version at a time and never down.
+func CheckUpgrade(from, to string) error {
+	if err := ValidateKubernetes(to); err != nil {
+		return err
+	}
+	fMaj, fMin, err := ParseMinor(from)
+	if err != nil {
+		return err
+	}
+	tMaj, tMin, err := ParseMinor(to)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fMaj == tMaj && tMin == fMin:
+		return fmt.Errorf("cluster is already at version %s", from)
+	case tMaj < fMaj || (tMaj == fMaj && tMin < fMin):
+		return fmt.Errorf("downgrade from %s to %s is not possible on EKS", from, to)
+	case tMaj != fMaj || tMin != fMin+1:
+		return fmt.Errorf("upgrade from %s to %s skips a minor version: EKS upgrades one minor version at a time (next: %d.%d)", from, to, fMaj, fMin+1)
+	}
+	return nil
+}
+
+// Pinned releases of what the fleet installs. Each is checked by a test
+// against the manifests that install it and against the upstream module the
+// offline proof reads its CRDs from.
+const (
+	// Flux is the Flux distribution the Flux Operator installs on the hub
+	// and on every spoke.
+	Flux = "2.9.5"
+	// FluxOperator is the flux-operator Helm chart (and module) version.
+	FluxOperator = "0.59.0"
+	// KustomizeController, SourceController and HelmController are the
+	// controller releases that Flux ships.
+	KustomizeController = "1.9.5"
+	SourceController    = "1.9.5"
+	HelmController      = "1.6.4"
+	// Crossplane is the Crossplane Helm chart and core release.
+	Crossplane = "2.2.1"
+	// ProviderAWS is the release of the provider-upjet-aws family.
+	ProviderAWS = "2.5.0"
+	// FunctionPatchAndTransform and FunctionAutoReady are the composition
+	// functions' releases.
+	FunctionPatchAndTransform = "0.10.7"
+	FunctionAutoReady         = "0.6.0"
+	// ExternalSecrets is the External Secrets Operator chart and release.
+	ExternalSecrets = "1.3.2"
+	// SealedSecrets is the Sealed Secrets controller release (the image
+	// tag the HelmReleases pin).
+	SealedSecrets = "0.36.6"
+	// SealedSecretsChart is the sealed-secrets Helm chart: the one in the
+	// controller release's source tree (helm/sealed-secrets/Chart.yaml of
+	// the module), whose CRD the offline proof validates against. Upstream
+	// releases charts separately, so its appVersion may lag SealedSecrets;
+	// the HelmReleases then set image.tag to SealedSecrets.
+	SealedSecretsChart = "2.18.4"
+	// AWSLoadBalancerControllerChart is the eks-charts
+	// aws-load-balancer-controller chart each spoke installs, and
+	// AWSLoadBalancerController the controller release it runs (its
+	// appVersion, without the v). The spoke's LBC IAM policy in the
+	// WorkloadCluster Composition follows this release.
+	AWSLoadBalancerControllerChart = "1.14.0"
+	AWSLoadBalancerController      = "2.14.0"
+)

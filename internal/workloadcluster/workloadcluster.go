@@ -1,0 +1,62 @@
+// Package workloadcluster is the Go face of the WorkloadCluster API that the
+// platform team serves from the hub (XRD in
+// manifests/gitops-system/platform-apis/workload-cluster). fleet writes
+// claims with these types; tests check the XRD against them.
+package workloadcluster
+
+// API coordinates.
+const (
+	Group          = "platform.eksfleet.io"
+	Version        = "v1alpha1"
+	APIVersion     = Group + "/" + Version
+	ClaimKind      = "WorkloadCluster"
+	CompositeKind  = "XWorkloadCluster"
+	ClaimNamespace = "workload-clusters"
+	// MaxNameLength keeps every derived AWS name (IAM roles are limited to
+	// 64 characters: <hub>-spoke-<name>-<suffix>) within bounds.
+	MaxNameLength = 20
+	// MaxHubNameLength is the matching limit for the hub's name.
+	MaxHubNameLength = 20
+)
+
+// NAT modes.
+const (
+	NATSingle = "single"
+	NATPerAZ  = "per-az"
+)
+
+// Claim is a WorkloadCluster claim as stored in Git.
+type Claim struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata is the part of ObjectMeta a claim file carries.
+type Metadata struct {
+	Name      string            `json:"name"`
+	Namespace string            `json:"namespace,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+}
+
+// Spec is what an application team may choose for its cluster.
+type Spec struct {
+	Region             string            `json:"region"`
+	KubernetesVersion  string            `json:"kubernetesVersion"`
+	VPCCIDR            string            `json:"vpcCidr"`
+	AvailabilityZones  int               `json:"availabilityZones"`
+	NATMode            string            `json:"natMode"`
+	Nodes              Nodes             `json:"nodes"`
+	PublicAccessCIDRs  []string          `json:"publicAccessCidrs,omitempty"`
+	AdminPrincipalARNs []string          `json:"adminPrincipalArns,omitempty"`
+	Tags               map[string]string `json:"tags,omitempty"`
+}
+
+// Nodes is the managed node group's shape.
+type Nodes struct {
+	InstanceTypes []string `json:"instanceTypes"`
+	Min           int      `json:"min"`
+	Desired       int      `json:"desired"`
+	Max           int      `json:"max"`
+}

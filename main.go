@@ -1,0 +1,14 @@
+// Command eks-fleet is the hub's Pulumi program: `pulumi up -s <stack>`
+// creates the management cluster, the sealing keys, the IRSA roles and the
+// Flux bootstrap; `pulumi destroy` removes them, spokes first.
+package main
+
+import (
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/gitops-fleet/eks-fleet/internal/hub"
+)
+
+func main() {
+	pulumi.Run(hub.Run)
+}

@@ -1,0 +1,290 @@
+package stacks
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-fleet/eks-fleet/internal/versions"
+)
+
+const knownHosts = "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"
+
+func valid() Values {
+	return Values{
+		"aws:region":                   "eu-west-1",
+		"eks-fleet:gitUrl":             "ssh://git@github.com/example-org/eks-fleet.git",
+		"eks-fleet:gitKnownHosts":      knownHosts,
+		"eks-fleet:publicAccessCidrs":  `["203.0.113.0/24"]`,
+		"eks-fleet:adminPrincipalArns": `["arn:aws:iam::111122223333:role/platform-admin"]`,
+	}
+}
+
+func TestDefaultsWithRequiredSettingsAreValid(t *testing.T) {
+	c, errs := FromValues(valid())
+	if len(errs) > 0 {
+		t.Fatalf("unexpected errors: %v", errs)
+	}
+	if c.HubName != "mgmt" || c.KubernetesVersion != versions.DefaultKubernetes || c.NATMode != "single" || c.AvailabilityZones != 3 {
+		t.Errorf("defaults not applied: %+v", c)
+	}
+	if got := c.SealingSecretName(); got != "mgmt/sealed-secrets-key" {
+		t.Errorf("default sealing secret name %q", got)
+	}
+	if got := c.SystemPath(); got != "manifests/gitops-system" {
+		t.Errorf("SystemPath %q", got)
+	}
+	if c.ActiveKeyID() != "key-1" || c.PreviousKeyID() != "" {
+		t.Errorf("key ids: active %q previous %q", c.ActiveKeyID(), c.PreviousKeyID())
+	}
+}
+
+func TestEachBadSettingIsNamed(t *testing.T) {
+	cases := []struct {
+		key, value string
+		want       []string // substrings of the one error
+	}{
+		{"aws:region", "Europe", []string{"aws:region", `"Europe"`, "eu-west-1"}},
+		{"eks-fleet:hubName", "this-hub-name-is-far-too-long", []string{"eks-fleet:hubName", "at most 20"}},
+		{"eks-fleet:hubName", "Hub", []string{"eks-fleet:hubName", `"Hub"`, "DNS label"}},
+		{"eks-fleet:vpcCidr", "10.0.0.0/8", []string{"eks-fleet:vpcCidr", "/16 to /20"}},
+		{"eks-fleet:vpcCidr", "8.8.0.0/16", []string{"eks-fleet:vpcCidr", "private IPv4"}},
+		{"eks-fleet:vpcCidr", "10.0.0.1/16", []string{"eks-fleet:vpcCidr", `"10.0.0.1/16"`}},
+		{"eks-fleet:availabilityZones", "1", []string{"eks-fleet:availabilityZones", `"1"`, "2 or 3"}},
+		{"eks-fleet:availabilityZones", "three", []string{"eks-fleet:availabilityZones", `"three"`, "an integer"}},
+		{"eks-fleet:natMode", "per-zone", []string{"eks-fleet:natMode", `"per-zone"`, "single, per-az"}},
+		{"eks-fleet:kubernetesVersion", "1.33", []string{"eks-fleet:kubernetesVersion", `"1.33"`, strings.Join(versions.Kubernetes(), ", ")}},
+		{"eks-fleet:nodeInstanceTypes", `[]`, []string{"eks-fleet:nodeInstanceTypes", "at least one"}},
+		{"eks-fleet:nodeInstanceTypes", `["m6i.large","m7g.large"]`, []string{"eks-fleet:nodeInstanceTypes", "one CPU architecture"}},
+		{"eks-fleet:nodeInstanceTypes", `"m6i.large"`, []string{"eks-fleet:nodeInstanceTypes", "a list of strings"}},
+		{"eks-fleet:nodeMinSize", "0", []string{"eks-fleet:nodeMinSize", `"0"`, "1 to 100"}},
+		{"eks-fleet:nodeDesiredSize", "9", []string{"eks-fleet:nodeDesiredSize", `"9"`, "between"}},
+		{"eks-fleet:nodeMaxSize", "101", []string{"eks-fleet:nodeMaxSize", `"101"`, "2 to 100"}},
+		{"eks-fleet:publicAccessCidrs", `["0.0.0.0/0"]`, []string{"eks-fleet:publicAccessCidrs", "restricted"}},
+		{"eks-fleet:publicAccessCidrs", `["203.0.113.7/24"]`, []string{"eks-fleet:publicAccessCidrs", "canonical"}},
+		{"eks-fleet:publicAccessCidrs", `[]`, []string{"eks-fleet:publicAccessCidrs", "at least one"}},
+		{"eks-fleet:adminPrincipalArns", `["arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Admin_1"]`, []string{"eks-fleet:adminPrincipalArns", "without a path"}},
+		{"eks-fleet:adminPrincipalArns", `["platform-admin"]`, []string{"eks-fleet:adminPrincipalArns", `"platform-admin"`}},
+		{"eks-fleet:gitUrl", "https://github.com/org/repo.git", []string{"eks-fleet:gitUrl", "ssh://"}},
+		{"eks-fleet:gitUrl", "git@github.com:org/repo.git", []string{"eks-fleet:gitUrl", "ssh://"}},
+		{"eks-fleet:gitBranch", "", []string{"eks-fleet:gitBranch"}},
+		{"eks-fleet:gitBranch", "a..b", []string{"eks-fleet:gitBranch", `"a..b"`}},
+		{"eks-fleet:gitPath", "manifests/gitops-system/clusters/mgmt", []string{"eks-fleet:gitPath", "./<dir>/clusters/<name>"}},
+		{"eks-fleet:gitPath", "./manifests/gitops-system/mgmt", []string{"eks-fleet:gitPath"}},
+		{"eks-fleet:gitPath", "./../clusters/mgmt", []string{"eks-fleet:gitPath"}},
+		{"eks-fleet:gitKnownHosts", "", []string{"eks-fleet:gitKnownHosts"}},
+		{"eks-fleet:gitKnownHosts", "gitlab.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl", []string{"eks-fleet:gitKnownHosts", "no line names github.com"}},
+		{"eks-fleet:gitKnownHosts", "github.com not-a-key", []string{"eks-fleet:gitKnownHosts"}},
+		{"eks-fleet:sealingSecretName", "bad name!", []string{"eks-fleet:sealingSecretName", `"bad name!"`}},
+		{"eks-fleet:sealingSecretRecoveryWindowDays", "31", []string{"eks-fleet:sealingSecretRecoveryWindowDays", `"31"`, "0 (delete at once) or 7 to 30"}},
+		{"eks-fleet:sealingKeyIds", `[]`, []string{"eks-fleet:sealingKeyIds", "at least one"}},
+		{"eks-fleet:sealingKeyIds", `["key-1","key-1"]`, []string{"eks-fleet:sealingKeyIds", "each key id once"}},
+		{"eks-fleet:sealingKeyIds", `["Key_1"]`, []string{"eks-fleet:sealingKeyIds", `"Key_1"`}},
+		{"eks-fleet:tags", `{"aws:owner":"x"}`, []string{"eks-fleet:tags", "reserved"}},
+		{"eks-fleet:tags", `["x"]`, []string{"eks-fleet:tags", "a map of strings"}},
+		{"eks-fleet:natmode", "single", []string{"eks-fleet:natmode", "a known setting"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			raw := valid()
+			raw[tc.key] = tc.value
+			_, errs := FromValues(raw)
+			if len(errs) != 1 {
+				t.Fatalf("want exactly one error, got %d: %v", len(errs), errs)
+			}
+			var fe *Error
+			if !errors.As(errs[0], &fe) {
+				t.Fatalf("error %v is not a *stacks.Error", errs[0])
+			}
+			if fe.Field != tc.key {
+				t.Errorf("field %q, want %q", fe.Field, tc.key)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errs[0].Error(), w) {
+					t.Errorf("%q does not contain %q", errs[0], w)
+				}
+			}
+		})
+	}
+}
+
+func TestAllErrorsAtOnce(t *testing.T) {
+	_, errs := FromValues(Values{"eks-fleet:natMode": "x", "eks-fleet:availabilityZones": "9"})
+	fields := map[string]bool{}
+	for _, e := range errs {
+		var fe *Error
+		if errors.As(e, &fe) {
+			fields[fe.Field] = true
+		}
+	}
+	for _, f := range []string{"aws:region", "eks-fleet:natMode", "eks-fleet:availabilityZones", "eks-fleet:gitUrl", "eks-fleet:gitKnownHosts", "eks-fleet:publicAccessCidrs"} {
+		if !fields[f] {
+			t.Errorf("no error for %s in %v", f, errs)
+		}
+	}
+	err := Join("mgmt", errs)
+	if err == nil || !strings.Contains(err.Error(), "nothing was created") || strings.Count(err.Error(), "\n  - ") != len(errs) {
+		t.Errorf("joined error: %v", err)
+	}
+	if Join("mgmt", nil) != nil {
+		t.Error("Join of no errors is not nil")
+	}
+}
+
+func TestExampleStacksAreValid(t *testing.T) {
+	files, _ := filepath.Glob("../Pulumi.*.yaml")
+	if len(files) < 2 {
+		t.Fatalf("want at least two example stacks, found %v", files)
+	}
+	for _, f := range files {
+		c, errs := ParseFile(f)
+		if len(errs) > 0 {
+			t.Errorf("%s: %v", f, errs)
+		}
+		if c.Region == "" || c.Git.URL == "" {
+			t.Errorf("%s: incomplete: %+v", f, c)
+		}
+	}
+}
+
+func TestParseFileReportsBadFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "Pulumi.bad.yaml")
+	if err := os.WriteFile(p, []byte("config:\n  aws:region: eu-west-1\n  eks-fleet:natMode: triple\n  eks-fleet:gitKnownHosts:\n    secure: AAABAK==\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errs := ParseFile(p)
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	all := strings.Join(msgs, "\n")
+	if !strings.Contains(all, `eks-fleet:natMode: invalid value "triple"`) {
+		t.Errorf("natMode not reported: %s", all)
+	}
+	if strings.Contains(all, "gitKnownHosts") {
+		t.Errorf("an encrypted known_hosts must not be reported: %s", all)
+	}
+	if _, errs := ParseFile(filepath.Join(dir, "missing.yaml")); len(errs) != 1 {
+		t.Errorf("missing file: %v", errs)
+	}
+}
+
+// Pulumi.yaml declares every setting, and each declared default is the
+// one the Go code applies (the engine injects declared defaults).
+func TestProjectFileMatchesDefaults(t *testing.T) {
+	b, err := os.ReadFile("../Pulumi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proj struct {
+		Name   string `json:"name"`
+		Config map[string]struct {
+			Type        string `json:"type"`
+			Default     any    `json:"default"`
+			Description string `json:"description"`
+		} `json:"config"`
+	}
+	if err := yaml.Unmarshal(b, &proj); err != nil {
+		t.Fatal(err)
+	}
+	if proj.Name != Project {
+		t.Errorf("project %q, want %q", proj.Name, Project)
+	}
+	var declared []string
+	for k, v := range proj.Config {
+		declared = append(declared, k)
+		if v.Type == "" || v.Description == "" {
+			t.Errorf("%s: type and description required", k)
+		}
+	}
+	var want []string
+	for _, k := range Keys() {
+		if k != RegionKey {
+			want = append(want, k)
+		}
+	}
+	slices.Sort(declared)
+	slices.Sort(want)
+	if !slices.Equal(declared, want) {
+		t.Fatalf("Pulumi.yaml declares %v, program reads %v", declared, want)
+	}
+	// Apply only the declared defaults, as the engine would, and compare
+	// with the Go defaults.
+	raw := valid()
+	delete(raw, "eks-fleet:adminPrincipalArns")
+	withEngine := Values{}
+	for k, v := range raw {
+		withEngine[k] = v
+	}
+	for k, v := range proj.Config {
+		if v.Default == nil {
+			continue
+		}
+		if s, ok := v.Default.(string); ok {
+			withEngine[FullKey(k)] = s
+			continue
+		}
+		j, _ := yamlToJSON(v.Default)
+		withEngine[FullKey(k)] = j
+	}
+	a, errsA := FromValues(raw)
+	b2, errsB := FromValues(withEngine)
+	if len(errsA)+len(errsB) > 0 {
+		t.Fatalf("errors: %v %v", errsA, errsB)
+	}
+	if a.AdminPrincipalARNs == nil {
+		a.AdminPrincipalARNs = []string{}
+	}
+	if !reflect.DeepEqual(a, b2) {
+		t.Errorf("Pulumi.yaml defaults differ from Go defaults:\n go:     %+v\n engine: %+v", a, b2)
+	}
+}
+
+func yamlToJSON(v any) (string, error) {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	j, err := yaml.YAMLToJSON(b)
+	return strings.TrimSpace(string(j)), err
+}
+
+func TestArchitectureAndAMIType(t *testing.T) {
+	for it, want := range map[string]string{
+		"m6i.large": "x86_64", "m7g.xlarge": "arm64", "c6gn.large": "arm64", "t4g.small": "arm64",
+		"t3.medium": "x86_64", "r7a.large": "x86_64", "g5.xlarge": "x86_64",
+	} {
+		if got := Architecture(it); got != want {
+			t.Errorf("Architecture(%s) = %s, want %s", it, got, want)
+		}
+	}
+	if AMIType([]string{"m7g.large"}) != "AL2023_ARM_64_STANDARD" || AMIType([]string{"m6i.large"}) != "AL2023_x86_64_STANDARD" {
+		t.Error("AMIType")
+	}
+}
+
+func TestRotationOrder(t *testing.T) {
+	raw := valid()
+	raw["eks-fleet:sealingKeyIds"] = `["key-a","key-b","key-c"]`
+	c, errs := FromValues(raw)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if c.ActiveKeyID() != "key-c" || c.PreviousKeyID() != "key-b" {
+		t.Errorf("active %s previous %s", c.ActiveKeyID(), c.PreviousKeyID())
+	}
+}
+
+func BenchmarkFromValues(b *testing.B) {
+	raw := valid()
+	for b.Loop() {
+		FromValues(raw)
+	}
+}

@@ -1,0 +1,289 @@
+package stacks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+)
+
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	regionRE     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+	instanceRE   = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9]+$`)
+	principalRE  = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_-]+$`)
+	branchRE     = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
+	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
+)
+
+// Limits of the settings.
+const (
+	MinAvailabilityZones = 2
+	MaxAvailabilityZones = 3
+	MinVPCPrefix         = 16
+	MaxVPCPrefix         = 20
+	MaxNodes             = 100
+	MinRecoveryWindow    = 7
+	MaxRecoveryWindow    = 30
+	MaxSealingKeyIDLen   = 32
+	MaxTags              = 50
+)
+
+// Validate checks every setting and returns one error per problem, each an
+// *Error naming the field, the bad value and what is allowed. An empty
+// result means the stack can be deployed.
+func Validate(c Config) []error {
+	var v validator
+	v.region(c.Region)
+	v.hubName(c.HubName)
+	v.vpcCIDR(c.VPCCIDR)
+	if c.AvailabilityZones < MinAvailabilityZones || c.AvailabilityZones > MaxAvailabilityZones {
+		v.add(AvailabilityZonesKey, strconv.Itoa(c.AvailabilityZones), fmt.Sprintf("%d or %d", MinAvailabilityZones, MaxAvailabilityZones))
+	}
+	if c.NATMode != workloadcluster.NATSingle && c.NATMode != workloadcluster.NATPerAZ {
+		v.add(NATModeKey, c.NATMode, workloadcluster.NATSingle+", "+workloadcluster.NATPerAZ)
+	}
+	if !versions.IsSupportedKubernetes(c.KubernetesVersion) {
+		v.add(KubernetesVersionKey, c.KubernetesVersion, strings.Join(versions.Kubernetes(), ", "))
+	}
+	v.nodes(c.Nodes)
+	v.publicAccess(c.PublicAccessCIDRs)
+	v.admins(c.AdminPrincipalARNs)
+	v.git(c.Git)
+	v.sealing(c)
+	v.tags(c.Tags)
+	return v.errs
+}
+
+type validator struct{ errs []error }
+
+func (v *validator) add(key, value, allowed string) {
+	v.errs = append(v.errs, &Error{Field: FullKey(key), Value: value, Allowed: allowed})
+}
+
+func (v *validator) region(r string) {
+	if !regionRE.MatchString(r) {
+		v.add(RegionKey, r, "an AWS region such as eu-west-1 (set it with: pulumi config set aws:region <region>)")
+	}
+}
+
+func (v *validator) hubName(n string) {
+	if len(n) > workloadcluster.MaxHubNameLength || !dnsLabel.MatchString(n) {
+		v.add(HubNameKey, n, fmt.Sprintf("a DNS label of at most %d characters: lower-case letters, digits and '-', starting with a letter", workloadcluster.MaxHubNameLength))
+	}
+}
+
+func (v *validator) vpcCIDR(s string) {
+	allowed := fmt.Sprintf("a private IPv4 CIDR (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) with prefix /%d to /%d, e.g. 10.0.0.0/16", MinVPCPrefix, MaxVPCPrefix)
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() || p.Masked() != p || !p.Addr().IsPrivate() || p.Bits() < MinVPCPrefix || p.Bits() > MaxVPCPrefix {
+		v.add(VPCCIDRKey, s, allowed)
+	}
+}
+
+func (v *validator) nodes(n workloadcluster.Nodes) {
+	if len(n.InstanceTypes) == 0 {
+		v.add(NodeInstanceTypesKey, "[]", "at least one EC2 instance type, e.g. [m6i.large]")
+	}
+	arch := ""
+	for _, t := range n.InstanceTypes {
+		if !instanceRE.MatchString(t) {
+			v.add(NodeInstanceTypesKey, t, "EC2 instance types such as m6i.large")
+			continue
+		}
+		a := Architecture(t)
+		if arch != "" && a != arch {
+			v.add(NodeInstanceTypesKey, strings.Join(n.InstanceTypes, ","), "instance types of one CPU architecture (one AL2023 AMI type per node group)")
+			break
+		}
+		arch = a
+	}
+	if n.Min < 1 || n.Min > MaxNodes {
+		v.add(NodeMinSizeKey, strconv.Itoa(n.Min), fmt.Sprintf("1 to %d", MaxNodes))
+	}
+	if n.Max < 1 || n.Max > MaxNodes || n.Max < n.Min {
+		v.add(NodeMaxSizeKey, strconv.Itoa(n.Max), fmt.Sprintf("%d to %d (at least %s)", max(n.Min, 1), MaxNodes, NodeMinSizeKey))
+	}
+	if n.Desired < n.Min || n.Desired > n.Max {
+		v.add(NodeDesiredSizeKey, strconv.Itoa(n.Desired), fmt.Sprintf("between %s (%d) and %s (%d)", NodeMinSizeKey, n.Min, NodeMaxSizeKey, n.Max))
+	}
+}
+
+// Architecture is the CPU architecture of an EC2 instance type: arm64 for
+// Graviton families (a "g" right after the generation digit: m7g, c6gn,
+// t4g), x86_64 otherwise.
+func Architecture(instanceType string) string {
+	family, _, _ := strings.Cut(instanceType, ".")
+	for i := 0; i < len(family)-1; i++ {
+		if family[i] >= '0' && family[i] <= '9' {
+			if family[i+1] == 'g' {
+				return "arm64"
+			}
+			break
+		}
+	}
+	return "x86_64"
+}
+
+// AMIType is the AL2023 managed node group AMI type for the instance types.
+func AMIType(instanceTypes []string) string {
+	if len(instanceTypes) > 0 && Architecture(instanceTypes[0]) == "arm64" {
+		return "AL2023_ARM_64_STANDARD"
+	}
+	return "AL2023_x86_64_STANDARD"
+}
+
+func (v *validator) publicAccess(cidrs []string) {
+	if len(cidrs) == 0 {
+		v.add(PublicAccessCIDRsKey, "[]", "at least one IPv4 CIDR allowed to reach the public API endpoint (where pulumi and admins run), e.g. [203.0.113.0/24]")
+	}
+	for _, s := range cidrs {
+		p, err := netip.ParsePrefix(s)
+		switch {
+		case err != nil || !p.Addr().Is4() || p.Masked() != p:
+			v.add(PublicAccessCIDRsKey, s, "IPv4 CIDRs in canonical form, e.g. 203.0.113.0/24")
+		case p.Bits() == 0:
+			v.add(PublicAccessCIDRsKey, s, "restricted CIDRs: the public endpoint must not be open to the whole internet")
+		}
+	}
+}
+
+func (v *validator) admins(arns []string) {
+	seen := map[string]bool{}
+	for _, a := range arns {
+		if !principalRE.MatchString(a) {
+			v.add(AdminPrincipalARNsKey, a, "IAM role or user ARNs without a path, e.g. arn:aws:iam::111122223333:role/platform-admin (EKS access entries reject paths such as aws-reserved/sso.amazonaws.com/)")
+		}
+		if seen[a] {
+			v.add(AdminPrincipalARNsKey, a, "each principal once")
+		}
+		seen[a] = true
+	}
+}
+
+func (v *validator) git(g Git) {
+	u, err := url.Parse(g.URL)
+	if err != nil || u.Scheme != "ssh" || u.Host == "" || u.User == nil || u.User.Username() == "" || strings.Trim(u.Path, "/") == "" {
+		v.add(GitURLKey, g.URL, "an SSH URL such as ssh://git@github.com/org/repo.git (Flux needs the ssh:// form, not git@host:org/repo)")
+	}
+	if g.Branch == "" || !branchRE.MatchString(g.Branch) || strings.HasPrefix(g.Branch, "-") || strings.Contains(g.Branch, "..") {
+		v.add(GitBranchKey, g.Branch, "a Git branch name such as main")
+	}
+	v.gitPath(g.Path)
+	v.knownHosts(g.KnownHosts, u)
+}
+
+func (v *validator) gitPath(p string) {
+	allowed := "a path ./<dir>/clusters/<name> inside the repository, e.g. " + defaultGitPath
+	if !strings.HasPrefix(p, "./") || strings.Contains(p, "..") || strings.HasSuffix(p, "/") {
+		v.add(GitPathKey, p, allowed)
+		return
+	}
+	parts := strings.Split(strings.TrimPrefix(p, "./"), "/")
+	if len(parts) < 3 || parts[len(parts)-2] != "clusters" || slices.Contains(parts, "") || slices.Contains(parts, ".") {
+		v.add(GitPathKey, p, allowed)
+	}
+}
+
+func (v *validator) knownHosts(s string, u *url.URL) {
+	const allowed = "known_hosts lines for the Git host, e.g. the output of ssh-keyscan <host>"
+	if s == secureKnownHosts {
+		return // encrypted in the stack file: checked when the program runs
+	}
+	if strings.TrimSpace(s) == "" {
+		v.add(GitKnownHostsKey, s, allowed)
+		return
+	}
+	want := ""
+	if u != nil && u.Hostname() != "" {
+		want = u.Hostname()
+		if port := u.Port(); port != "" && port != "22" {
+			want = "[" + want + "]:" + port
+		}
+	}
+	rest := []byte(s)
+	found, hashed := false, false
+	for {
+		_, hosts, _, _, r, err := ssh.ParseKnownHosts(rest)
+		if errors.Is(err, io.EOF) {
+			if !found && !hashed && want != "" {
+				v.add(GitKnownHostsKey, firstLine(s), allowed+": no line names "+want)
+			}
+			return
+		}
+		if err != nil {
+			v.add(GitKnownHostsKey, firstLine(s), allowed+": "+err.Error())
+			return
+		}
+		for _, h := range hosts {
+			if h == want {
+				found = true
+			}
+			if strings.HasPrefix(h, "|1|") {
+				hashed = true
+			}
+		}
+		rest = r
+	}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(l) > 60 {
+		l = l[:60] + "..."
+	}
+	return l
+}
+
+func (v *validator) sealing(c Config) {
+	if c.Sealing.SecretName != "" && !secretNameRE.MatchString(c.Sealing.SecretName) {
+		v.add(SealingSecretNameKey, c.Sealing.SecretName, "a Secrets Manager name: letters, digits and /_+=.@-, at most 512 characters")
+	}
+	if w := c.Sealing.RecoveryWindowDays; w != 0 && (w < MinRecoveryWindow || w > MaxRecoveryWindow) {
+		v.add(SealingRecoveryWindowKey, strconv.Itoa(w), fmt.Sprintf("0 (delete at once) or %d to %d days", MinRecoveryWindow, MaxRecoveryWindow))
+	}
+	if len(c.Sealing.KeyIDs) == 0 {
+		v.add(SealingKeyIDsKey, "[]", "at least one key id; the last is the active key")
+	}
+	seen := map[string]bool{}
+	for _, id := range c.Sealing.KeyIDs {
+		if len(id) > MaxSealingKeyIDLen || !dnsLabel.MatchString(id) {
+			v.add(SealingKeyIDsKey, id, fmt.Sprintf("DNS labels of at most %d characters, e.g. key-2026-01", MaxSealingKeyIDLen))
+		}
+		if seen[id] {
+			v.add(SealingKeyIDsKey, id, "each key id once")
+		}
+		seen[id] = true
+	}
+}
+
+func (v *validator) tags(t map[string]string) {
+	if len(t) > MaxTags {
+		v.add(TagsKey, strconv.Itoa(len(t))+" tags", fmt.Sprintf("at most %d tags", MaxTags))
+	}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		switch {
+		case k == "" || len(k) > 128:
+			v.add(TagsKey, k, "tag keys of 1 to 128 characters")
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			v.add(TagsKey, k, "tag keys not starting with aws: (reserved by AWS)")
+		case len(t[k]) > 256:
+			v.add(TagsKey, k+"="+t[k], "tag values of at most 256 characters")
+		}
+	}
+}

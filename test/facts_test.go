@@ -1,0 +1,593 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gitops-fleet/eks-fleet/internal/appinfra"
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/versions"
+)
+
+// The facts checks hold the manifests to the Go packages that name things
+// once (internal/spokeinfo, internal/clusterinfo, internal/versions). They
+// read the files as text and YAML, without building: the offline proof
+// (TestProof) builds and validates what Flux applies; these catch what a
+// build cannot tell, such as a spoke-info key Go does not know, or a chart
+// pinned to another release than the one whose CRDs the proof reads.
+
+// factCheck is one check over a manifests/ tree; it returns its problems.
+type factCheck struct {
+	name string
+	run  func(t *testing.T, tree string) []string
+}
+
+var factChecks = []factCheck{
+	{"spoke-info-keys", checkSpokeInfoKeys},
+	{"bootstrap-substitute", checkBootstrapSubstitute},
+	{"variables", checkVariables},
+	{"kubernetes-versions", checkKubernetesVersions},
+	{"chart-versions", checkChartVersions},
+	{"package-versions", checkPackageVersions},
+	{"teardown-timeouts", checkTeardownTimeouts},
+}
+
+// TestFacts runs every facts check on the repository's tree.
+func TestFacts(t *testing.T) {
+	for _, c := range factChecks {
+		t.Run(c.name, func(t *testing.T) {
+			for _, p := range c.run(t, "../manifests") {
+				t.Error(p)
+			}
+		})
+	}
+	t.Run("go-names", func(t *testing.T) {
+		// Other packages that name spoke-info or its variables.
+		if fleetcmd.ClusterInfoConfigMap != spokeinfo.Name {
+			t.Errorf("fleetcmd.ClusterInfoConfigMap = %q, want spokeinfo.Name %q", fleetcmd.ClusterInfoConfigMap, spokeinfo.Name)
+		}
+		if appinfra.SpokeInfoConfigMap != spokeinfo.Name {
+			t.Errorf("appinfra.SpokeInfoConfigMap = %q, want spokeinfo.Name %q", appinfra.SpokeInfoConfigMap, spokeinfo.Name)
+		}
+		for _, v := range appinfra.Variables() {
+			if !slices.Contains(spokeinfo.Names(), v) {
+				t.Errorf("appinfra.Variables() has %s, which spoke-info does not carry (spokeinfo.Names())", v)
+			}
+		}
+		if ex := clusterinfo.Example(); ex.FluxVersion != versions.Flux || ex.FluxOperatorVersion != versions.FluxOperator {
+			t.Errorf("clusterinfo.Example() Flux %s / operator %s, want versions %s / %s", ex.FluxVersion, ex.FluxOperatorVersion, versions.Flux, versions.FluxOperator)
+		}
+	})
+}
+
+// factEdit replaces old with new in one file (relative to manifests/).
+type factEdit struct{ file, old, new string }
+
+// TestFactsPlanted plants one error per check in a copy of the repository's
+// tree and asserts the check reports it.
+func TestFactsPlanted(t *testing.T) {
+	const (
+		spokeInfo   = "gitops-system/spoke-bootstrap/flux/spoke-info.yaml"
+		composition = "gitops-system/platform-apis/workload-cluster/composition.yaml"
+		definition  = "gitops-system/platform-apis/workload-cluster/definition.yaml"
+	)
+	cases := []struct {
+		name  string
+		check string
+		edits []factEdit
+		want  string
+	}{
+		{"spoke-info key Go does not name", "spoke-info-keys",
+			[]factEdit{{spokeInfo, "  GITOPS_SYSTEM_PATH:", "  SPOKE_EXTRA: ${quote}x${quote}\n  GITOPS_SYSTEM_PATH:"}}, "SPOKE_EXTRA"},
+		{"spoke-info key missing", "spoke-info-keys",
+			[]factEdit{{spokeInfo, "  SPOKE_VPC_ID: ${quote}${SPOKE_VPC_ID}${quote}\n", ""}}, "SPOKE_VPC_ID"},
+		{"spoke-info value unquoted", "spoke-info-keys",
+			[]factEdit{{spokeInfo, "ACCOUNT_ID: ${quote}${ACCOUNT_ID}${quote}", `ACCOUNT_ID: "${ACCOUNT_ID}"`}}, "ACCOUNT_ID"},
+		{"bootstrap variable not substituted", "bootstrap-substitute",
+			[]factEdit{{composition, "toFieldPath: spec.postBuild.substitute.SPOKE_VPC_ID", "toFieldPath: spec.postBuild.substitute.SPOKE_VPC"}}, "SPOKE_VPC_ID"},
+		{"bootstrap step without quote", "bootstrap-substitute",
+			[]factEdit{{composition, "                  substitute:\n                    quote: '\"'\n", "                  substitute: {}\n"}}, "quote"},
+		{"spoke tool uses an unknown variable", "variables",
+			[]factEdit{{"gitops-system/spoke-tools/crossplane/namespace.yaml", "name: crossplane-system", "name: crossplane-system\n  labels:\n    owner: ${OWNER}"}}, "${OWNER}"},
+		{"hub uses a spoke variable", "variables",
+			[]factEdit{{"gitops-system/infrastructure/crossplane/namespace.yaml", "name: crossplane-system", "name: crossplane-system\n  labels:\n    spoke: ${CLUSTER_NAME}"}}, "${CLUSTER_NAME}"},
+		{"app uses a hub-only variable", "variables",
+			[]factEdit{{"apps/payment-app/base/deployment.yaml", "value: ${SPOKE_REGION}", "value: ${FLUX_ROLE_ARN}"}}, "${FLUX_ROLE_ARN}"},
+		{"XRD allows a version Go does not", "kubernetes-versions",
+			[]factEdit{{definition, `enum: ["1.34", "1.35", "1.36"]`, `enum: ["1.33", "1.34", "1.35", "1.36"]`}}, "1.33"},
+		{"XRD default differs", "kubernetes-versions",
+			[]factEdit{{definition, `default: "1.35"`, `default: "1.34"`}}, "default"},
+		{"ESO chart behind the release", "chart-versions",
+			[]factEdit{{"gitops-system/spoke-bootstrap/external-secrets/release.yaml", `version: "1.3.2"`, `version: "1.3.1"`}}, "1.3.1"},
+		{"image override on a chart that runs its own", "chart-versions",
+			[]factEdit{{"gitops-system/infrastructure/crossplane/release.yaml", "  values:\n", "  values:\n    image:\n      tag: v2.2.0\n"}}, "image"},
+		{"LBC chart not in versions", "chart-versions",
+			[]factEdit{{"gitops-system/spoke-tools/aws-load-balancer-controller/release.yaml", `version: "1.14.0"`, `version: "1.13.4"`}}, "1.13.4"},
+		{"Sealed Secrets image differs", "chart-versions",
+			[]factEdit{{"gitops-system/spoke-bootstrap/sealed-secrets/release.yaml", "tag: 0.36.6", "tag: 0.36.5"}}, "0.36.5"},
+		{"flux-operator tag hard-coded", "chart-versions",
+			[]factEdit{{"gitops-system/infrastructure/sources/flux-operator.yaml", "tag: ${quote}${FLUX_OPERATOR_VERSION}${quote}", "tag: 0.58.0"}}, "FLUX_OPERATOR_VERSION"},
+		{"provider tag differs", "package-versions",
+			[]factEdit{{"gitops-system/spoke-tools/crossplane-packages/providers.yaml", "provider-aws-sqs:v2.5.0", "provider-aws-sqs:v2.4.0"}}, "v2.4.0"},
+		{"function tag differs", "package-versions",
+			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-auto-ready:v0.6.0", "function-auto-ready:v0.5.0"}}, "v0.5.0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			i := slices.IndexFunc(factChecks, func(f factCheck) bool { return f.name == c.check })
+			if i < 0 {
+				t.Fatalf("no facts check %q", c.check)
+			}
+			tree := mutateRepo(t, c.edits...)
+			problems := factChecks[i].run(t, tree)
+			found := false
+			for _, p := range problems {
+				found = found || strings.Contains(p, c.want)
+			}
+			if !found {
+				t.Errorf("check %s did not report %q; problems: %q", c.check, c.want, problems)
+			}
+		})
+	}
+}
+
+// mutateRepo copies the repository's manifests/ to a temporary directory
+// and applies the edits; it returns the copy's manifests/ path.
+func mutateRepo(t *testing.T, edits ...factEdit) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := kbuild.CopySource("../manifests", dir); err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(dir, "manifests")
+	for _, e := range edits {
+		p := filepath.Join(tree, filepath.FromSlash(e.file))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), e.old) {
+			t.Fatalf("planting: %s does not contain %q", e.file, e.old)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(string(b), e.old, e.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tree
+}
+
+// factDoc is one document of a YAML file of the tree.
+type factDoc struct {
+	file string // relative to manifests/, slash-separated
+	obj  map[string]any
+}
+
+// factReadDocs returns every YAML document under dirs (relative to tree).
+func factReadDocs(t *testing.T, tree string, dirs ...string) []factDoc {
+	t.Helper()
+	var out []factDoc
+	for _, dir := range dirs {
+		err := factWalkYAML(tree, dir, func(rel string, b []byte) error {
+			dec := yaml.NewDecoder(bytes.NewReader(b))
+			for {
+				var obj map[string]any
+				err := dec.Decode(&obj)
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", rel, err)
+				}
+				if obj != nil {
+					out = append(out, factDoc{rel, obj})
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func factWalkYAML(tree, dir string, fn func(rel string, b []byte) error) error {
+	root := filepath.Join(tree, filepath.FromSlash(dir))
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(tree, p)
+		if err != nil {
+			return err
+		}
+		return fn(filepath.ToSlash(rel), b)
+	})
+}
+
+// factField returns the value at path (map keys) of obj, or nil.
+func factField(obj any, path ...string) any {
+	for _, k := range path {
+		m, ok := obj.(map[string]any)
+		if !ok {
+			return nil
+		}
+		obj = m[k]
+	}
+	return obj
+}
+
+func factStr(obj any, path ...string) string {
+	s, _ := factField(obj, path...).(string)
+	return s
+}
+
+func factIsKind(d factDoc, group, kind string) bool {
+	return d.obj["kind"] == kind && strings.HasPrefix(factStr(d.obj, "apiVersion"), group+"/")
+}
+
+func factSortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// factDiffNames reports names only in got or only in want.
+func factDiffNames(what string, got, want []string) []string {
+	var out []string
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			out = append(out, fmt.Sprintf("%s has %s, which Go does not name", what, g))
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			out = append(out, fmt.Sprintf("%s lacks %s, which Go names", what, w))
+		}
+	}
+	return out
+}
+
+var factQuoted = regexp.MustCompile(`^\$\{quote\}.*\$\{quote\}$`)
+
+// checkSpokeInfoKeys: the keys of spoke-bootstrap/flux/spoke-info.yaml are
+// spokeinfo.Names(), and every value is wrapped in ${quote}.
+func checkSpokeInfoKeys(t *testing.T, tree string) []string {
+	const file = "gitops-system/spoke-bootstrap/flux"
+	var problems []string
+	found := false
+	for _, d := range factReadDocs(t, tree, file) {
+		if d.obj["kind"] != "ConfigMap" || factStr(d.obj, "metadata", "name") != spokeinfo.Name {
+			continue
+		}
+		found = true
+		if ns := factStr(d.obj, "metadata", "namespace"); ns != spokeinfo.Namespace {
+			problems = append(problems, fmt.Sprintf("%s: namespace %q, want %q", d.file, ns, spokeinfo.Namespace))
+		}
+		data, _ := d.obj["data"].(map[string]any)
+		keys := map[string]bool{}
+		for k, v := range data {
+			keys[k] = true
+			if s, ok := v.(string); !ok || !factQuoted.MatchString(s) {
+				problems = append(problems, fmt.Sprintf("%s: %s = %v: write ${quote}...${quote} so that Flux's substitution keeps it a string", d.file, k, v))
+			}
+		}
+		problems = append(problems, factDiffNames(d.file+" data", factSortedKeys(keys), spokeinfo.Names())...)
+	}
+	if !found {
+		problems = append(problems, fmt.Sprintf("no ConfigMap %s under %s", spokeinfo.Name, file))
+	}
+	return problems
+}
+
+// checkBootstrapSubstitute: every Flux Kustomization the WorkloadCluster
+// Composition composes substitutes exactly spokeinfo.BootstrapNames(), with
+// quote a double quote.
+func checkBootstrapSubstitute(t *testing.T, tree string) []string {
+	var problems []string
+	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
+		if !factIsKind(d, "apiextensions.crossplane.io", "Composition") {
+			continue
+		}
+		pipeline, _ := factField(d.obj, "spec", "pipeline").([]any)
+		for _, step := range pipeline {
+			input, _ := factField(step, "input").(map[string]any)
+			if input == nil {
+				continue
+			}
+			patchSets := map[string][]any{}
+			sets, _ := input["patchSets"].([]any)
+			for _, ps := range sets {
+				patchSets[factStr(ps, "name")], _ = factField(ps, "patches").([]any)
+			}
+			resources, _ := input["resources"].([]any)
+			for _, r := range resources {
+				base := factField(r, "base")
+				if !strings.HasPrefix(factStr(base, "apiVersion"), "kustomize.toolkit.fluxcd.io/") || factStr(base, "kind") != "Kustomization" {
+					continue
+				}
+				name := factStr(r, "name")
+				names := map[string]bool{}
+				subst, _ := factField(base, "spec", "postBuild", "substitute").(map[string]any)
+				for k := range subst {
+					names[k] = true
+				}
+				if q, ok := subst[spokeinfo.Quote]; !ok || q != spokeinfo.QuoteValue {
+					problems = append(problems, fmt.Sprintf("%s: Composition %s resource %s: postBuild.substitute.%s = %v, want %q", d.file, factStr(d.obj, "metadata", "name"), name, spokeinfo.Quote, q, spokeinfo.QuoteValue))
+				}
+				patches, _ := factField(r, "patches").([]any)
+				for _, p := range patches {
+					ps := []any{p}
+					if factStr(p, "type") == "PatchSet" {
+						ps = patchSets[factStr(p, "patchSetName")]
+					}
+					for _, q := range ps {
+						if v, ok := strings.CutPrefix(factStr(q, "toFieldPath"), "spec.postBuild.substitute."); ok {
+							names[v] = true
+						}
+					}
+				}
+				problems = append(problems, factDiffNames(fmt.Sprintf("%s: Composition %s resource %s postBuild.substitute", d.file, factStr(d.obj, "metadata", "name"), name), factSortedKeys(names), spokeinfo.BootstrapNames())...)
+			}
+		}
+	}
+	return problems
+}
+
+var (
+	factVarUse       = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	factComment      = regexp.MustCompile(`(?m)^\s*#.*$`)
+	factDeployKeyDir = regexp.MustCompile(`^gitops-workloads/clusters/[^/]+/flux-system/`)
+)
+
+// checkVariables: every ${VAR} in the hub's part of the system tree is a
+// cluster-info name, in spoke-bootstrap a cluster-info or bootstrap name,
+// and in what the spoke's own Flux applies (spoke-tools, workloads, apps)
+// a spoke-info name; a Flux Kustomization's own postBuild.substitute keys
+// count as names for the part of the tree it is in.
+func checkVariables(t *testing.T, tree string) []string {
+	hub := []string{"gitops-system/clusters/mgmt", "gitops-system/infrastructure", "gitops-system/platform-apis", "gitops-system/workload-clusters"}
+	spoke := []string{"gitops-system/spoke-tools", "gitops-workloads", "apps"}
+	bootstrap := []string{"gitops-system/spoke-bootstrap"}
+	// The deploy key step is a spoke-bootstrap step that reads the workloads tree.
+	isBootstrap := func(rel string) bool {
+		return strings.HasPrefix(rel, "gitops-system/spoke-bootstrap/") || factDeployKeyDir.MatchString(rel)
+	}
+	local := func(dirs []string) []string {
+		var out []string
+		for _, d := range factReadDocs(t, tree, dirs...) {
+			if !factIsKind(d, "kustomize.toolkit.fluxcd.io", "Kustomization") {
+				continue
+			}
+			subst, _ := factField(d.obj, "spec", "postBuild", "substitute").(map[string]any)
+			for k := range subst {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	zones := []struct {
+		what    string
+		dirs    []string
+		allowed []string
+		match   func(rel string) bool
+	}{
+		{"a hub file (substituteFrom cluster-info)", hub, append(clusterinfo.Names(), local(hub)...), func(string) bool { return true }},
+		{"a spoke-bootstrap file (cluster-info and the Composition's substitute)", append(bootstrap, "gitops-workloads/clusters"),
+			append(clusterinfo.Names(), spokeinfo.BootstrapNames()...), isBootstrap},
+		{"a file the spoke's Flux applies (substituteFrom spoke-info)", spoke, append(spokeinfo.Names(), local(spoke)...),
+			func(rel string) bool { return !isBootstrap(rel) }},
+	}
+	var problems []string
+	for _, z := range zones {
+		for _, dir := range z.dirs {
+			err := factWalkYAML(tree, dir, func(rel string, b []byte) error {
+				if !z.match(rel) {
+					return nil
+				}
+				seen := map[string]bool{}
+				for _, m := range factVarUse.FindAllStringSubmatch(factComment.ReplaceAllString(string(b), ""), -1) {
+					if !slices.Contains(z.allowed, m[1]) && !seen[m[1]] {
+						seen[m[1]] = true
+						problems = append(problems, fmt.Sprintf("%s uses ${%s}, which is not a variable of %s", rel, m[1], z.what))
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return problems
+}
+
+// checkKubernetesVersions: the WorkloadCluster XRD's kubernetesVersion enum
+// and default are versions.Kubernetes() and versions.DefaultKubernetes.
+func checkKubernetesVersions(t *testing.T, tree string) []string {
+	var problems []string
+	found := false
+	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
+		if !factIsKind(d, "apiextensions.crossplane.io", "CompositeResourceDefinition") {
+			continue
+		}
+		vs, _ := factField(d.obj, "spec", "versions").([]any)
+		for _, v := range vs {
+			kv := factField(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "kubernetesVersion")
+			if kv == nil {
+				continue
+			}
+			found = true
+			var enum []string
+			list, _ := factField(kv, "enum").([]any)
+			for _, e := range list {
+				enum = append(enum, fmt.Sprint(e))
+			}
+			if !slices.Equal(enum, versions.Kubernetes()) {
+				problems = append(problems, fmt.Sprintf("%s: kubernetesVersion enum %v, want versions.Kubernetes() %v", d.file, enum, versions.Kubernetes()))
+			}
+			if def := fmt.Sprint(factField(kv, "default")); def != versions.DefaultKubernetes {
+				problems = append(problems, fmt.Sprintf("%s: kubernetesVersion default %s, want versions.DefaultKubernetes %s", d.file, def, versions.DefaultKubernetes))
+			}
+		}
+	}
+	if !found {
+		problems = append(problems, "no XRD under gitops-system/platform-apis has spec.kubernetesVersion")
+	}
+	return problems
+}
+
+// checkChartVersions: every HelmRelease of the system tree installs a chart
+// version internal/versions pins, runs the chart's own image unless the
+// chart lags the pinned release (Sealed Secrets, image.tag the release),
+// and the Flux Operator chart comes from the OCIRepository whose tag is
+// ${FLUX_OPERATOR_VERSION}. The Sealed Secrets chart is the one in the
+// pinned release's module, whose CRD the proof validates against.
+func checkChartVersions(t *testing.T, tree string) []string {
+	type pin struct {
+		chart, image string // image "": no override
+	}
+	pins := map[string]pin{
+		"crossplane":                   {versions.Crossplane, ""},
+		"external-secrets":             {versions.ExternalSecrets, ""},
+		"sealed-secrets":               {versions.SealedSecretsChart, versions.SealedSecrets},
+		"aws-load-balancer-controller": {versions.AWSLoadBalancerControllerChart, ""},
+	}
+	var problems []string
+	seen := map[string]bool{}
+	docs := factReadDocs(t, tree, "gitops-system")
+	for _, d := range docs {
+		if !factIsKind(d, "helm.toolkit.fluxcd.io", "HelmRelease") {
+			continue
+		}
+		name := factStr(d.obj, "metadata", "name")
+		if ref := factField(d.obj, "spec", "chartRef"); ref != nil {
+			if factStr(ref, "kind") != "OCIRepository" || factStr(ref, "name") != "flux-operator" {
+				problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: chartRef %v is not the flux-operator OCIRepository", d.file, name, ref))
+			}
+			seen["flux-operator"] = true
+			continue
+		}
+		chart := factStr(d.obj, "spec", "chart", "spec", "chart")
+		version := fmt.Sprint(factField(d.obj, "spec", "chart", "spec", "version"))
+		p, ok := pins[chart]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s installs chart %q, which internal/versions does not pin", d.file, name, chart))
+			continue
+		}
+		seen[chart] = true
+		if version != p.chart {
+			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: chart %s version %s, want %s (internal/versions)", d.file, name, chart, version, p.chart))
+		}
+		image := factField(d.obj, "spec", "values", "image")
+		switch tag := fmt.Sprint(factField(image, "tag")); {
+		case p.image == "" && image != nil:
+			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: values.image overrides the image of chart %s %s, which already runs the pinned release", d.file, name, chart, version))
+		case p.image != "" && tag != p.image:
+			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: values.image.tag %s, want %s (internal/versions)", d.file, name, tag, p.image))
+		}
+	}
+	for _, d := range docs {
+		if factIsKind(d, "source.toolkit.fluxcd.io", "OCIRepository") && factStr(d.obj, "metadata", "name") == "flux-operator" {
+			tag := factStr(d.obj, "spec", "ref", "tag")
+			if want := "${" + clusterinfo.FluxOperatorVersion + "}"; strings.ReplaceAll(tag, "${"+spokeinfo.Quote+"}", "") != want {
+				problems = append(problems, fmt.Sprintf("%s: OCIRepository flux-operator ref.tag %q, want %s (versions.FluxOperator through cluster-info)", d.file, tag, want))
+			}
+		}
+		if factIsKind(d, "fluxcd.controlplane.io", "FluxInstance") {
+			v := factStr(d.obj, "spec", "distribution", "version")
+			if want := "${" + clusterinfo.FluxVersion + "}"; strings.ReplaceAll(v, "${"+spokeinfo.Quote+"}", "") != want {
+				problems = append(problems, fmt.Sprintf("%s: FluxInstance distribution.version %q, want %s (versions.Flux through cluster-info)", d.file, v, want))
+			}
+		}
+	}
+	for _, c := range []string{"crossplane", "external-secrets", "sealed-secrets", "aws-load-balancer-controller", "flux-operator"} {
+		if !seen[c] {
+			problems = append(problems, fmt.Sprintf("no HelmRelease in gitops-system installs %s", c))
+		}
+	}
+	// The Sealed Secrets chart is the pinned release's own.
+	dir, err := upstream.Dir(context.Background(), upstream.SealedSecretsModule, "v"+versions.SealedSecrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "helm", "sealed-secrets", "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		Version string `yaml:"version"`
+	}
+	if err := yaml.Unmarshal(b, &chart); err != nil {
+		t.Fatal(err)
+	}
+	if chart.Version != versions.SealedSecretsChart {
+		problems = append(problems, fmt.Sprintf("versions.SealedSecretsChart %s, but sealed-secrets v%s holds chart %s", versions.SealedSecretsChart, versions.SealedSecrets, chart.Version))
+	}
+	return problems
+}
+
+var factPackageRef = regexp.MustCompile(`^xpkg\.crossplane\.io/crossplane-contrib/([a-z0-9-]+):(v[0-9.]+)$`)
+
+// checkPackageVersions: every Crossplane Provider is a provider-upjet-aws
+// family member at versions.ProviderAWS, every Function is
+// patch-and-transform or auto-ready at its pinned release.
+func checkPackageVersions(t *testing.T, tree string) []string {
+	var problems []string
+	n := 0
+	for _, d := range factReadDocs(t, tree, "gitops-system") {
+		isProvider, isFunction := factIsKind(d, "pkg.crossplane.io", "Provider"), factIsKind(d, "pkg.crossplane.io", "Function")
+		if !isProvider && !isFunction {
+			continue
+		}
+		n++
+		pkg := factStr(d.obj, "spec", "package")
+		m := factPackageRef.FindStringSubmatch(pkg)
+		if m == nil {
+			problems = append(problems, fmt.Sprintf("%s: %s package %q is not xpkg.crossplane.io/crossplane-contrib/NAME:vX.Y.Z", d.file, d.obj["kind"], pkg))
+			continue
+		}
+		want := ""
+		switch {
+		case isProvider && strings.HasPrefix(m[1], "provider-aws-"):
+			want = "v" + versions.ProviderAWS
+		case isFunction && m[1] == "function-patch-and-transform":
+			want = "v" + versions.FunctionPatchAndTransform
+		case isFunction && m[1] == "function-auto-ready":
+			want = "v" + versions.FunctionAutoReady
+		default:
+			problems = append(problems, fmt.Sprintf("%s: %s %s has no pinned release in internal/versions", d.file, d.obj["kind"], m[1]))
+			continue
+		}
+		if m[2] != want {
+			problems = append(problems, fmt.Sprintf("%s: %s %s at %s, want %s (internal/versions)", d.file, d.obj["kind"], m[1], m[2], want))
+		}
+	}
+	if n == 0 {
+		problems = append(problems, "no Crossplane Provider or Function in gitops-system")
+	}
+	return problems
+}

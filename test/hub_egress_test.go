@@ -1,0 +1,170 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/policy"
+	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/stacks"
+)
+
+// The hub's Flux reaches a spoke's EKS API through the spoke's public
+// endpoint, from the hub's NAT gateways (HUB_EGRESS_CIDRS). The Composition
+// must allow them whatever the claim lists, and keep the claim's own list.
+
+const (
+	egressClaim       = "gitops-system/workload-clusters/apps-staging.yaml"
+	egressComposition = "gitops-system/platform-apis/workload-cluster/composition.yaml"
+	egressDefinition  = "gitops-system/platform-apis/workload-cluster/definition.yaml"
+	// eksMaxPublicCIDRs is EKS's limit on an endpoint's public access CIDRs.
+	eksMaxPublicCIDRs = 40
+)
+
+// TestSpokeAdmitsHubEgress renders the example claim on the repository's
+// tree and on copies with the hub egress planted out; the check must pass
+// on the first and report the missing hub CIDRs on the others.
+func TestSpokeAdmitsHubEgress(t *testing.T) {
+	info := clusterinfo.Example()
+	hubCIDRs, err := clusterinfo.ParseCIDRs(info.HubEgressCIDRs)
+	if err != nil || len(hubCIDRs) == 0 {
+		t.Fatalf("example %s %q: %v", clusterinfo.HubEgressCIDRs, info.HubEgressCIDRs, err)
+	}
+	cases := []struct {
+		name  string
+		edits []factEdit
+		// want is a problem the check must report; "" means none at all.
+		want string
+	}{
+		{"repository tree", nil, ""},
+		{"hub egress not in the base", []factEdit{{egressComposition,
+			"                    publicAccessCidrs: ${HUB_EGRESS_CIDRS}\n", ""}}, hubCIDRs[0]},
+		{"claim list replaces the hub egress", []factEdit{{egressComposition,
+			"              policy:\n                toFieldPath: ForceMergeObjectsAppendArrays\n", ""}}, hubCIDRs[0]},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tree := "../manifests"
+			if len(c.edits) > 0 {
+				tree = mutateRepo(t, c.edits...)
+			}
+			problems := checkHubEgress(t, tree, info)
+			if c.want == "" {
+				for _, p := range problems {
+					t.Error(p)
+				}
+				return
+			}
+			if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, c.want) }) {
+				t.Errorf("check did not report %q; problems: %q", c.want, problems)
+			}
+		})
+	}
+}
+
+// checkHubEgress renders egressClaim on tree and returns what the composed
+// EKS Cluster's publicAccessCidrs lacks: any hub egress CIDR or any of the
+// claim's own CIDRs.
+func checkHubEgress(t *testing.T, tree string, info clusterinfo.Values[string]) []string {
+	t.Helper()
+	hubCIDRs, err := clusterinfo.ParseCIDRs(info.HubEgressCIDRs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(tree, filepath.FromSlash(egressClaim)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claim struct {
+		Spec struct {
+			PublicAccessCIDRs []string `yaml:"publicAccessCidrs"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &claim); err != nil {
+		t.Fatalf("%s: %v", egressClaim, err)
+	}
+	if len(claim.Spec.PublicAccessCIDRs) == 0 {
+		t.Fatalf("%s lists no publicAccessCidrs: the check would not see the claim's list kept", egressClaim)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	objs, err := xrender.RenderClaim(ctx, tree, filepath.Join(tree, filepath.FromSlash(egressClaim)), info)
+	if err != nil {
+		t.Fatalf("render %s: %v", egressClaim, err)
+	}
+	var clusters []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "Cluster" && o.GetAPIVersion() == "eks.aws.upbound.io/v1beta1" {
+			clusters = append(clusters, o)
+		}
+	}
+	if len(clusters) != 1 {
+		t.Fatalf("%s composes %d EKS Clusters, want 1", egressClaim, len(clusters))
+	}
+	vpc, _, _ := unstructured.NestedSlice(clusters[0].Object, "spec", "forProvider", "vpcConfig")
+	var got []string
+	if len(vpc) > 0 {
+		if m, ok := vpc[0].(map[string]any); ok {
+			got, _, _ = unstructured.NestedStringSlice(m, "publicAccessCidrs")
+		}
+	}
+	var problems []string
+	for _, c := range hubCIDRs {
+		if !slices.Contains(got, c) {
+			problems = append(problems, fmt.Sprintf("EKS Cluster %s: publicAccessCidrs %v lacks hub egress %s: the hub's Flux cannot reach the spoke", clusters[0].GetName(), got, c))
+		}
+	}
+	for _, c := range claim.Spec.PublicAccessCIDRs {
+		if !slices.Contains(got, c) {
+			problems = append(problems, fmt.Sprintf("EKS Cluster %s: publicAccessCidrs %v lacks the claim's %s", clusters[0].GetName(), got, c))
+		}
+	}
+	if n := len(got); n > eksMaxPublicCIDRs {
+		problems = append(problems, fmt.Sprintf("EKS Cluster %s: %d publicAccessCidrs, EKS allows %d", clusters[0].GetName(), n, eksMaxPublicCIDRs))
+	}
+	return problems
+}
+
+// TestPublicAccessCIDRsLimit: the claim's list plus one hub CIDR per hub
+// NAT gateway fits EKS's limit, and fleet validate's limit is the XRD's.
+func TestPublicAccessCIDRsLimit(t *testing.T) {
+	var xrd map[string]any
+	b, err := os.ReadFile(filepath.Join("../manifests", filepath.FromSlash(egressDefinition)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &xrd); err != nil {
+		t.Fatal(err)
+	}
+	versions, _ := factField(xrd, "spec", "versions").([]any)
+	if len(versions) == 0 {
+		t.Fatalf("%s has no versions", egressDefinition)
+	}
+	for _, v := range versions {
+		field := factField(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "publicAccessCidrs")
+		max, ok := factField(field, "maxItems").(int)
+		if !ok {
+			t.Fatalf("%s: publicAccessCidrs has no integer maxItems: %v", egressDefinition, field)
+		}
+		if hubNATs := stacks.MaxAvailabilityZones; max+hubNATs > eksMaxPublicCIDRs {
+			t.Errorf("publicAccessCidrs maxItems %d + up to %d hub NAT CIDRs exceeds EKS's %d", max, hubNATs, eksMaxPublicCIDRs)
+		}
+		if max != policy.APIMaxPublic {
+			t.Errorf("publicAccessCidrs maxItems %d, policy.APIMaxPublic %d: fleet validate and the API disagree", max, policy.APIMaxPublic)
+		}
+		if d := factStr(field, "description"); !strings.Contains(d, "hub") {
+			t.Errorf("publicAccessCidrs description does not say the hub is added: %q", d)
+		}
+	}
+}
