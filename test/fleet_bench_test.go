@@ -31,7 +31,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,15 +44,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitops-fleet/eks-fleet/internal/cidralloc"
+	"github.com/gitops-fleet/eks-fleet/internal/benchtree"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
-	"github.com/gitops-fleet/eks-fleet/internal/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleetvalidate"
-	"github.com/gitops-fleet/eks-fleet/internal/kustfile"
-	"github.com/gitops-fleet/eks-fleet/internal/policy"
-	"github.com/gitops-fleet/eks-fleet/internal/treeedit"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/xrender"
 )
 
@@ -72,87 +66,11 @@ func fbSizes() []int {
 }
 
 // fbTree copies the repository's manifests/ and adds clusters until it has
-// n claims. The policy's block size is narrowed to /18 so 1000 spokes fit
-// in 10.0.0.0/8.
+// n claims (internal/benchtree).
 func fbTree(b *testing.B, n int) string {
 	b.Helper()
 	root := filepath.Join(b.TempDir(), "manifests")
-	if err := treeedit.CopyTree(filepath.Join("..", "manifests"), root); err != nil {
-		b.Fatal(err)
-	}
-	t := &fleettree.Tree{Root: root}
-	polPath := t.Path(policy.RelPath)
-	src, err := os.ReadFile(polPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	src = bytes.Replace(src, []byte("prefixLength: 16"), []byte("prefixLength: 18"), 1)
-	if err := os.WriteFile(polPath, src, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	pol, err := policy.Load(polPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	claims, err := t.Claims()
-	if err != nil {
-		b.Fatal(err)
-	}
-	info := clusterinfo.Example()
-	var used []netip.Prefix
-	for _, c := range claims {
-		if p, err := cidralloc.Parse(c.Claim.Spec.VPCCIDR); err == nil {
-			used = append(used, p)
-		}
-	}
-	for _, r := range pol.Reserved(info.HubVPCCIDR) {
-		used = append(used, r.Prefix)
-	}
-	kpath := t.Path(fleettree.ClaimsDir + "/" + fleettree.Kustomization)
-	kb, err := os.ReadFile(kpath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := len(claims); i < n; i++ {
-		name := fmt.Sprintf("bench-%04d", i)
-		p, err := cidralloc.FindFree(pol.Pools(), pol.CIDR.PrefixLength, used)
-		if err != nil {
-			b.Fatalf("cluster %d: %v", i, err)
-		}
-		used = append(used, p)
-		c := &workloadcluster.Claim{
-			APIVersion: workloadcluster.APIVersion, Kind: workloadcluster.ClaimKind,
-			Metadata: workloadcluster.Metadata{Name: name, Namespace: workloadcluster.ClaimNamespace},
-			Spec: workloadcluster.Spec{Region: pol.Regions[i%len(pol.Regions)], KubernetesVersion: pol.DefaultVersion(), VPCCIDR: p.String(),
-				AvailabilityZones: 3, NATMode: workloadcluster.NATSingle,
-				Nodes: workloadcluster.Nodes{InstanceTypes: []string{pol.InstanceTypes[0]}, Min: 2, Desired: 2, Max: 4}},
-		}
-		if vs := pol.CheckClaim(c); len(vs) > 0 {
-			b.Fatalf("generated claim breaks policy: %v", vs)
-		}
-		body, err := fleettree.MarshalClaim(c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(t.Path(fleettree.ClaimRel(name)), body, 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if kb, err = kustfile.Add(kb, name+".yaml"); err != nil {
-			b.Fatal(err)
-		}
-		wl := t.Path(fleettree.WorkloadsRel(name) + "/" + fleettree.DeployKeyDir)
-		if err := os.MkdirAll(wl, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		empty := kustfile.New("bench")
-		if err := os.WriteFile(filepath.Join(filepath.Dir(wl), fleettree.Kustomization), empty, 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(wl, fleettree.Kustomization), empty, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(kpath, kb, 0o644); err != nil {
+	if err := benchtree.Generate(filepath.Join("..", "manifests"), root, n); err != nil {
 		b.Fatal(err)
 	}
 	return root

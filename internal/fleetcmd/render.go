@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/spf13/cobra"
@@ -118,21 +116,16 @@ func (a *app) renderBootstrap(ctx context.Context, t *fleettree.Tree, composed [
 	if len(kss) == 0 {
 		return nil
 	}
-	// The source is the repository checkout: the tree is reachable as
-	// GITOPS_SYSTEM_PATH's first element. kbuild writes into the source
+	// The source is the repository checkout: the tree sits where
+	// GITOPS_SYSTEM_PATH places it. kbuild writes into the source
 	// while building, so it builds a copy.
 	work, err := os.MkdirTemp("", "fleet-render-*")
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
 	defer os.RemoveAll(work)
-	if err := kbuild.CopySource(t.Root, work); err != nil {
+	if _, err := kbuild.CopyTree(t.Root, work, info.SystemPath); err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("copy tree: %w", err)}
-	}
-	if first := strings.SplitN(strings.Trim(info.SystemPath, "./"), "/", 2)[0]; first != "" && first != filepath.Base(t.Root) {
-		if err := os.Rename(filepath.Join(work, filepath.Base(t.Root)), filepath.Join(work, first)); err != nil {
-			return &exitError{code: ExitFailed, err: fmt.Errorf("copy tree: %w", err)}
-		}
 	}
 	vars := kbuild.NewVarClient(xrender.ClusterInfoConfigMap(info))
 	cache := kbuild.NewCache()

@@ -19,6 +19,7 @@ import (
 
 type validateFlags struct {
 	format, changed, changedPrefix, baseRef string
+	full                                    bool
 }
 
 func (a *app) validateCmd() *cobra.Command {
@@ -46,6 +47,13 @@ also checked against the API's update rules, which a schema check of the new fil
 alone cannot see: region, vpcCidr and availabilityZones are immutable, natMode only
 goes from single to per-az, kubernetesVersion moves up one minor version at a time.
 
+Pull-request mode: with --changed, when the change touches only cluster claims,
+their listing, the policy and workloads folders, the proof renders only the changed
+clusters (their claims and spoke directories in full) while the hub tree, every
+claim's schema and the fleet-wide checks (names, CIDRs, policy, listing) run over
+the whole fleet: the base branch was proven when it merged. Any other change (the
+system tree, apps) proves every claim; --full forces that.
+
 Formats: text (default), json, github (workflow annotations ::error file=...::; the
 verdict goes to $GITHUB_OUTPUT as auto-approve=true|false when that is set).
 Exit code 1 when any check fails.`,
@@ -69,6 +77,7 @@ Exit code 1 when any check fails.`,
 	c.Flags().StringVarP(&f.format, "format", "o", "text", "output: text, json or github")
 	c.Flags().StringVar(&f.changed, "changed", "", "file listing the changed files of a pull request ('-': stdin); enables the auto-approval verdict")
 	c.Flags().StringVar(&f.baseRef, "base-ref", "", "Git revision of the pull request's base: changed claims are checked against the API's update rules (immutable region, vpcCidr, availabilityZones; natMode single -> per-az only; one minor version up)")
+	c.Flags().BoolVar(&f.full, "full", false, "with --changed, still render every claim (default: only the changed clusters when the change touches only claims, their listing, the policy and workloads folders)")
 	c.Flags().StringVar(&f.changedPrefix, "changed-prefix", "", "prefix of the tree in --changed paths (default: the tree's path relative to the repository root, e.g. manifests/)")
 	return c
 }
@@ -117,7 +126,7 @@ func (a *app) validate(cmd *cobra.Command, f *validateFlags) error {
 			return fmt.Errorf("--changed: %w", err)
 		}
 	}
-	opts := fleetvalidate.Options{Tree: root, Info: info, Prover: a.deps.Prover, Changed: changed}
+	opts := fleetvalidate.Options{Tree: root, Info: info, Prover: a.deps.Prover, Changed: changed, Full: f.full}
 	if f.baseRef != "" {
 		if opts.Base, err = gitBase(cmd.Context(), root, f.baseRef); err != nil {
 			return err
@@ -217,6 +226,9 @@ func printText(w io.Writer, r *fleetvalidate.Result) {
 	proof := "offline proof: not available in this build (policy checks only)"
 	if r.ProofRan {
 		proof = fmt.Sprintf("offline proof: ran on %d objects", r.Objects)
+		if r.Scoped {
+			proof += fmt.Sprintf(" (pull-request mode: rendered %d changed cluster(s) %s; --full renders all)", len(r.Scope), strings.Join(r.Scope, ", "))
+		}
 	}
 	status := "PASS"
 	if !r.OK() {

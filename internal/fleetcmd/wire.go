@@ -36,7 +36,11 @@ type proofProver struct{}
 
 func (proofProver) Prove(ctx context.Context, tree string, info clusterinfo.Values[string]) (*fleetvalidate.ProofReport, error) {
 	quick, _ := ctx.Value(quickKey{}).(bool)
-	rep, err := proof.Run(ctx, proof.Options{Tree: tree, ClusterInfo: info, SkipSealing: quick})
+	opts := proof.Options{Tree: tree, ClusterInfo: info, SkipSealing: quick}
+	if names, ok := fleetvalidate.ClaimsScope(ctx); ok {
+		opts.Claims = names
+	}
+	rep, err := proof.Run(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,9 @@ type Options struct {
 	// request's base, nil when it does not exist there. With it, changes
 	// to existing claims are checked against the API's update rules.
 	Base func(rel string) ([]byte, error)
+	// Full proves every claim even when Changed allows a scoped proof
+	// (see ChangeScope).
+	Full bool
 }
 
 // AutoApprove is the verdict for a pull request.
@@ -67,11 +70,16 @@ type AutoApprove struct {
 
 // Result of a run.
 type Result struct {
-	Tree        string      `json:"tree"`
-	Findings    []Finding   `json:"findings"`
-	Claims      int         `json:"claims"`
-	Objects     int         `json:"objects"`
-	ProofRan    bool        `json:"proofRan"`
+	Tree     string    `json:"tree"`
+	Findings []Finding `json:"findings"`
+	Claims   int       `json:"claims"`
+	Objects  int       `json:"objects"`
+	ProofRan bool      `json:"proofRan"`
+	// Scoped: the proof rendered only the claims in Scope (pull-request
+	// mode, see ChangeScope); the hub tree and the fleet-wide checks ran
+	// in full.
+	Scoped      bool        `json:"scoped,omitempty"`
+	Scope       []string    `json:"scope,omitempty"`
 	AutoApprove AutoApprove `json:"autoApprove"`
 }
 
@@ -183,6 +191,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Claims = len(claims)
 	if o.Prover != nil {
+		if o.Changed != nil && !o.Full {
+			if names, ok := ChangeScope(o.Changed, claims); ok {
+				res.Scoped, res.Scope = true, names
+				ctx = WithClaims(ctx, names)
+			}
+		}
 		rep, err := o.Prover.Prove(ctx, o.Tree, o.Info)
 		if err != nil {
 			return nil, fmt.Errorf("offline proof: %w", err)

@@ -16,7 +16,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
@@ -29,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 )
 
 // buildMu serialises builds: kustomize keeps a process-global OpenAPI
@@ -179,7 +182,7 @@ func kustomizeBuild(root string, ks *kustomizev1.Kustomization, u unstructured.U
 	}
 	defer func() { _ = generator.CleanDirectory(dirPath, action) }()
 
-	m, err := generator.SecureBuild(root, dirPath, false)
+	m, err := secureBuild(root, dirPath)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build failed: %w", err)
 	}
@@ -194,11 +197,25 @@ func postBuild(ctx context.Context, m resmap.ResMap, ks *kustomizev1.Kustomizati
 	if vars == nil {
 		vars = NewVarClient()
 	}
+	// kustomize-controller puts each substituted resource back with
+	// m.Replace, which scans the whole list for the resource's current id
+	// (O(N) per resource, O(N²) for the hub's list of claims). Substitution
+	// rewrites the resource in place, so Replace only puts it where it is;
+	// what it can do is fail when the new id matches several resources.
+	// ids counts the current ids to give that failure in O(1).
+	var ids map[string]int
+	if ks.Spec.PostBuild != nil {
+		ids = make(map[string]int, m.Size())
+		for _, res := range m.Resources() {
+			ids[idKey(res.CurId())]++
+		}
+	}
 	for _, res := range m.Resources() {
 		if res.GetName() == "" || res.GetKind() == "" || res.GetApiVersion() == "" {
 			return nil, fmt.Errorf("failed to decode Kubernetes apiVersion, kind and name from: %v", res.String())
 		}
 		if ks.Spec.PostBuild != nil {
+			before := idKey(res.CurId())
 			always := ks.GetSubstituteStrategy() == kustomizev1.SubstituteStrategyAlways
 			outRes, err := generator.SubstituteVariables(ctx, vars, u, res,
 				generator.SubstituteWithStrict(true),
@@ -206,10 +223,20 @@ func postBuild(ctx context.Context, m resmap.ResMap, ks *kustomizev1.Kustomizati
 			if err != nil {
 				return nil, fmt.Errorf("post build failed for '%s/%s': %w", res.GetGvk(), res.GetName(), err)
 			}
-			if outRes != nil {
-				if _, err := m.Replace(res); err != nil {
+			if outRes == nil {
+				continue
+			}
+			if outRes != res {
+				if _, err := m.Replace(outRes); err != nil {
 					return nil, err
 				}
+				continue
+			}
+			after := idKey(res.CurId())
+			ids[before]--
+			ids[after]++
+			if n := ids[after]; n > 1 {
+				return nil, fmt.Errorf("in Replace: id matched %d resources", n)
 			}
 		}
 	}
@@ -295,4 +322,67 @@ func CopySource(src, dst string) error {
 		}
 		return os.WriteFile(target, b, 0o644)
 	})
+}
+
+// TreePrefix is where a tree sits in its repository: GITOPS_SYSTEM_PATH
+// (systemPath, e.g. "manifests/gitops-system") names the tree's
+// gitops-system directory from the repository root, so the tree is its
+// parent ("manifests"; "" when gitops-system is at the root of a repository
+// of its own). The tree's own directory name does not matter: a checkout
+// anywhere, or a copy, works.
+func TreePrefix(systemPath string) (string, error) {
+	p := path.Clean("/" + strings.Trim(strings.TrimSpace(systemPath), "/"))
+	if p == "/" || strings.Contains(systemPath, "..") {
+		return "", fmt.Errorf("GITOPS_SYSTEM_PATH %q: want the path of the gitops-system directory in the repository, e.g. manifests/gitops-system or gitops-system", systemPath)
+	}
+	prefix := strings.TrimPrefix(path.Dir(p), "/")
+	return prefix, nil
+}
+
+// CopyTree copies the tree at src into sourceRoot at the place
+// GITOPS_SYSTEM_PATH gives it (see TreePrefix), so that Kustomization paths
+// written from the repository root resolve; it returns the prefix.
+func CopyTree(src, sourceRoot, systemPath string) (string, error) {
+	prefix, err := TreePrefix(systemPath)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(filepath.Join(src, path.Base(systemPath))); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("tree %s: no directory %s (GITOPS_SYSTEM_PATH %q names it)", src, path.Base(systemPath), systemPath)
+	}
+	stage, err := os.MkdirTemp(sourceRoot, ".copy-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(stage)
+	if err := CopySource(src, stage); err != nil {
+		return "", err
+	}
+	copied := filepath.Join(stage, filepath.Base(filepath.Clean(src)))
+	if prefix == "" {
+		entries, err := os.ReadDir(copied)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			if err := os.Rename(filepath.Join(copied, e.Name()), filepath.Join(sourceRoot, e.Name())); err != nil {
+				return "", err
+			}
+		}
+		return "", nil
+	}
+	target := filepath.Join(sourceRoot, filepath.FromSlash(prefix))
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(copied, target); err != nil {
+		return "", err
+	}
+	return prefix, nil
+}
+
+// idKey is a resid.ResId as ResId.Equals compares it (effective namespace,
+// group, version, kind, name).
+func idKey(id resid.ResId) string {
+	return id.Group + "\x00" + id.Version + "\x00" + id.Kind + "\x00" + id.EffectiveNamespace() + "\x00" + id.Name
 }

@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -115,6 +116,13 @@ type Options struct {
 	// SkipSealing leaves out the sealing round trip (it generates an
 	// RSA-4096 key once per process).
 	SkipSealing bool
+	// Claims, when not nil, limits rendering to the claims of these names
+	// (a change's own clusters): the hub tree still builds and validates
+	// in full, every named claim renders and its spoke Kustomizations
+	// build; composed names are checked to derive from the claim (a twin
+	// under another name), which with unique claim names (the fleet
+	// policy) keeps names unique fleet-wide. Empty: no claim renders.
+	Claims []string
 }
 
 type run struct {
@@ -122,6 +130,7 @@ type run struct {
 	opts     Options
 	info     clusterinfo.Values[string]
 	tree     string
+	prefix   string // the tree's path in the repository (kbuild.TreePrefix)
 	work     string
 	v        *apivalidate.Validator
 	w        *kbuild.Walker
@@ -153,23 +162,21 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if st, err := os.Stat(tree); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("tree %s: not a directory", opts.Tree)
 	}
-	if first := strings.SplitN(strings.Trim(info.SystemPath, "./"), "/", 2)[0]; first != filepath.Base(tree) {
-		return nil, fmt.Errorf("tree %s: GITOPS_SYSTEM_PATH %q does not start with %q", opts.Tree, info.SystemPath, filepath.Base(tree))
-	}
-	v, err := apivalidate.New(ctx)
-	if err != nil {
-		return nil, err
-	}
 	work, err := os.MkdirTemp("", "proof-*")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	if err := kbuild.CopySource(tree, work); err != nil {
+	prefix, err := kbuild.CopyTree(tree, work, info.SystemPath)
+	if err != nil {
 		return nil, fmt.Errorf("copy tree: %w", err)
 	}
+	v, err := apivalidate.New(ctx)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{
-		ctx: ctx, opts: opts, info: info, tree: tree, work: work, v: v,
+		ctx: ctx, opts: opts, info: info, tree: tree, prefix: prefix, work: work, v: v,
 		w:      kbuild.NewWalker(work, info.GitURL),
 		files:  indexFiles(tree),
 		report: &Report{Rendered: map[string][]*unstructured.Unstructured{}},
@@ -402,7 +409,8 @@ func (r *run) renderClaims() {
 	}
 	var claims []kbuild.Built
 	for _, b := range r.w.Results {
-		if b.Cluster == kbuild.Hub && claimKinds[b.Object.GroupVersionKind().GroupKind()] {
+		if b.Cluster == kbuild.Hub && claimKinds[b.Object.GroupVersionKind().GroupKind()] &&
+			(r.opts.Claims == nil || slices.Contains(r.opts.Claims, b.Object.GetName())) {
 			claims = append(claims, b)
 		}
 	}
@@ -520,8 +528,10 @@ func (r *run) relPath(p string) string {
 		return ""
 	}
 	p = strings.TrimPrefix(filepath.ToSlash(filepath.Clean(p)), "./")
-	base := filepath.Base(r.tree)
-	if rest, ok := strings.CutPrefix(p, base+"/"); ok {
+	if r.prefix == "" {
+		return p
+	}
+	if rest, ok := strings.CutPrefix(p, r.prefix+"/"); ok {
 		return rest
 	}
 	return p
@@ -589,7 +599,7 @@ func (r *run) checkUnreached() {
 		built[b.Object.GetKind()] = append(built[b.Object.GetKind()], b.Object.GetName())
 		builtName[b.Object.GetKind()+"/"+b.Object.GetName()] = true
 	}
-	system := strings.TrimPrefix(strings.Trim(r.info.SystemPath, "./"), filepath.Base(r.tree)+"/") + "/"
+	system := path.Base(strings.Trim(r.info.SystemPath, "/")) + "/"
 	// Under a Kustomization that failed to build, the failure says it all.
 	var failed []string
 	for _, f := range r.w.Failures {

@@ -166,7 +166,7 @@ func RenderClaim(ctx context.Context, tree string, claimPath string, info cluste
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	if err := kbuild.CopySource(tree, work); err != nil {
+	if _, err := kbuild.CopyTree(tree, work, info.SystemPath); err != nil {
 		return nil, fmt.Errorf("copy %s: %w", tree, err)
 	}
 	w := kbuild.NewWalker(work, info.GitURL)
