@@ -214,6 +214,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		FluxRoleARN:  h.FluxRole.RoleArn,
 		ClusterInfo:  info,
 		ClusterReady: []pulumi.Resource{h.Cluster.NodeGroup},
+		Concurrency:  cfg.FluxConcurrency,
 		// Everything Flux and Crossplane need while they delete the spokes.
 		// Custom resources, not the IrsaRole components: see
 		// irsarole.IrsaRole.Resources.
