@@ -30,10 +30,10 @@ import (
 	"k8s.io/component-helpers/auth/rbac/validation"
 )
 
-// ApplyVerbs: server-side apply reads (dry-run diff), creates and patches;
-// PruneVerbs: garbage collection of removed objects and deletion.
+// Server-side apply reads (dry-run diff), creates and patches (Needs asks
+// for get, patch on the object and create); PruneVerbs: garbage
+// collection of removed objects and deletion.
 var (
-	ApplyVerbs = []string{"get", "create", "patch"}
 	PruneVerbs = []string{"delete"}
 	ReadVerbs  = []string{"get", "list"}
 )
@@ -175,7 +175,7 @@ func Needs(objs []*unstructured.Unstructured, wait bool) []Need {
 	var out []Need
 	seen := map[string]bool{}
 	add := func(n Need) {
-		k := fmt.Sprint(n.Namespace, n.Rule.APIGroups, n.Rule.Resources, n.Rule.Verbs)
+		k := fmt.Sprint(n.Namespace, n.Rule.APIGroups, n.Rule.Resources, n.Rule.ResourceNames, n.Rule.Verbs)
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, n)
@@ -188,8 +188,16 @@ func Needs(objs []*unstructured.Unstructured, wait bool) []Need {
 		rule := func(verbs []string, group, resource string) rbacv1.PolicyRule {
 			return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: verbs}
 		}
-		add(Need{o.GetNamespace(), rule(ApplyVerbs, gvk.Group, plural.Resource), "apply " + obj})
-		add(Need{o.GetNamespace(), rule(PruneVerbs, gvk.Group, plural.Resource), "prune " + obj})
+		// get, patch and delete name the object (a rule's resourceNames
+		// may allow them); create cannot be restricted by name.
+		named := func(verbs []string) rbacv1.PolicyRule {
+			r := rule(verbs, gvk.Group, plural.Resource)
+			r.ResourceNames = []string{o.GetName()}
+			return r
+		}
+		add(Need{o.GetNamespace(), rule([]string{"create"}, gvk.Group, plural.Resource), "apply " + obj})
+		add(Need{o.GetNamespace(), named([]string{"get", "patch"}), "apply " + obj})
+		add(Need{o.GetNamespace(), named(PruneVerbs), "prune " + obj})
 		if !wait {
 			continue
 		}
