@@ -65,6 +65,18 @@ func checkRuntime(t *testing.T, tree string) []string {
 			errs = append(errs, d.file+": wait: true needs a healthCheckExprs entry for AppInfrastructure on Ready")
 		}
 	}
+	// m5: a team's identity (namespace, ServiceAccount, Role, RoleBinding)
+	// outlives the workloads prune, so the app Kustomizations' finalizers
+	// can still impersonate it to delete the apps' AWS-backed objects.
+	for _, d := range factReadDocs(t, tree, "gitops-workloads/teams") {
+		kind := factStr(d.obj, "kind")
+		if kind != "Namespace" && kind != "ServiceAccount" && kind != "Role" && kind != "RoleBinding" {
+			continue
+		}
+		if factStr(d.obj, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/prune") != "disabled" {
+			errs = append(errs, fmt.Sprintf("%s: %s needs annotation kustomize.toolkit.fluxcd.io/prune: disabled, or the app finalizers lose the identity they prune with (m5)", d.file, kind))
+		}
+	}
 	// M6 (the team role covers kstatus' reads) is a proof boundary now:
 	// internal/rbacproof, run by fleet validate (test/impersonation_test.go).
 	return errs
@@ -85,6 +97,8 @@ func TestRuntimeBehaviourPlanted(t *testing.T) {
 		{"finite retries", factEdit{"gitops-system/spoke-tools/crossplane/release.yaml", "retries: -1", "retries: 3"}, "remediation.retries"},
 		{"eso uninstall waits", factEdit{"gitops-system/spoke-bootstrap/external-secrets/release.yaml", "disableWait: true", "disableWait: false"}, "disableWait"},
 		{"crossplane races lbc", factEdit{"gitops-system/spoke-tools/crossplane.yaml", "- name: aws-load-balancer-controller", "- name: sources"}, "dependsOn aws-load-balancer-controller"},
+		{"team identity pruned with the apps", factEdit{"gitops-workloads/teams/payments/serviceaccount.yaml", "prune: disabled", "prune: enabled"}, "ServiceAccount needs annotation"},
+		{"team namespace pruned with the apps", factEdit{"gitops-workloads/teams/payments/namespace.yaml", "prune: disabled", "prune: enabled"}, "Namespace needs annotation"},
 		{"no claim health check", factEdit{"gitops-workloads/clusters/apps-staging/payment-app.yaml", "kind: AppInfrastructure", "kind: Other"}, "healthCheckExprs"},
 	}
 	for _, c := range cases {
