@@ -30,6 +30,7 @@ func info() clusterinfo.Values[pulumi.StringInput] {
 	v.CrossplaneRoleARN, v.ExternalSecretsRoleARN, v.FluxRoleARN = pulumi.String(ex.CrossplaneRoleARN), pulumi.String(ex.ExternalSecretsRoleARN), pulumi.String(ex.FluxRoleARN)
 	v.SpokeRolePrefix, v.SpokeBoundaryARN = pulumi.String(ex.SpokeRolePrefix), pulumi.String(ex.SpokeBoundaryARN)
 	v.SealingSecretName, v.SealingSecretARN, v.SealingKMSKeyARN = pulumi.String(ex.SealingSecretName), pulumi.String(ex.SealingSecretARN), pulumi.String(ex.SealingKMSKeyARN)
+	v.SealingActiveKeySecret, v.SealingPreviousKeySecret = pulumi.String(ex.SealingActiveKeySecret), pulumi.String(ex.SealingPreviousKeySecret)
 	v.GitURL, v.GitBranch, v.SystemPath = pulumi.String(ex.GitURL), pulumi.String(ex.GitBranch), pulumi.String(ex.SystemPath)
 	v.FluxVersion, v.FluxOperatorVersion = pulumi.String(ex.FluxVersion), pulumi.String(ex.FluxOperatorVersion)
 	return v
