@@ -41,6 +41,7 @@ const (
 	SealingRecoveryWindowKey  = "sealingSecretRecoveryWindowDays"
 	SealingKeyIDsKey          = "sealingKeyIds"
 	TagsKey                   = "tags"
+	FluxConcurrencyKey        = "fluxConcurrency"
 	defaultHubName            = "mgmt"
 	defaultVPCCIDR            = "10.0.0.0/16"
 	defaultAvailabilityZones  = 3
@@ -53,6 +54,11 @@ const (
 	defaultGitPath            = "./manifests/gitops-system/clusters/mgmt"
 	defaultRecoveryWindowDays = 7
 	defaultSealingKeyID       = "key-1"
+	// DefaultFluxConcurrency: workers per hub Flux controller. A spoke's
+	// teardown holds one kustomize-controller worker per waiting finalizer
+	// for up to its timeout, so 50 spokes plus the hub's own Kustomizations
+	// fit without queueing (test/fluxtiming_test.go).
+	DefaultFluxConcurrency = 60
 )
 
 // Keys lists every setting the program reads, in the order Pulumi.yaml
@@ -64,6 +70,7 @@ func Keys() []string {
 		PublicAccessCIDRsKey, AdminPrincipalARNsKey,
 		GitURLKey, GitBranchKey, GitPathKey, GitKnownHostsKey,
 		SealingSecretNameKey, SealingRecoveryWindowKey, SealingKeyIDsKey, TagsKey,
+		FluxConcurrencyKey,
 	}
 }
 
@@ -84,6 +91,9 @@ type Config struct {
 	Git                Git
 	Sealing            Sealing
 	Tags               map[string]string
+	// FluxConcurrency is --concurrent of the hub's kustomize-controller,
+	// helm-controller and source-controller.
+	FluxConcurrency int
 }
 
 // Git is where the hub's Flux reads the system tree.
@@ -122,6 +132,8 @@ func Defaults() Config {
 		Git:     Git{Branch: defaultGitBranch, Path: defaultGitPath},
 		Sealing: Sealing{RecoveryWindowDays: defaultRecoveryWindowDays, KeyIDs: []string{defaultSealingKeyID}},
 		Tags:    map[string]string{},
+
+		FluxConcurrency: DefaultFluxConcurrency,
 	}
 }
 

@@ -35,8 +35,12 @@ const (
 	MaxNodes             = 100
 	MinRecoveryWindow    = 7
 	MaxRecoveryWindow    = 30
-	MaxSealingKeyIDLen   = 32
-	MaxTags              = 50
+	// Flux controller workers: upstream's default (4) is the floor; above
+	// 200 the controllers' API client rate limits, not workers, bound them.
+	MinFluxConcurrency = 4
+	MaxFluxConcurrency = 200
+	MaxSealingKeyIDLen = 32
+	MaxTags            = 50
 )
 
 // Validate checks every setting and returns one error per problem, each an
@@ -61,6 +65,7 @@ func Validate(c Config) []error {
 	v.admins(c.AdminPrincipalARNs)
 	v.git(c.Git)
 	v.sealing(c)
+	v.fluxConcurrency(c.FluxConcurrency)
 	v.tags(c.Tags)
 	return v.errs
 }
@@ -243,6 +248,12 @@ func firstLine(s string) string {
 		l = l[:60] + "..."
 	}
 	return l
+}
+
+func (v *validator) fluxConcurrency(n int) {
+	if n < MinFluxConcurrency || n > MaxFluxConcurrency {
+		v.add(FluxConcurrencyKey, strconv.Itoa(n), fmt.Sprintf("%d to %d workers per Flux controller (default %d)", MinFluxConcurrency, MaxFluxConcurrency, DefaultFluxConcurrency))
+	}
 }
 
 func (v *validator) sealing(c Config) {

@@ -69,6 +69,12 @@ func TestPlantedErrors(t *testing.T) {
 		want  []string // substrings of one finding's message or object
 	}{
 		{
+			name:  "sealing controller does not watch for new key Secrets (rotation, M1)",
+			edits: []edit{{"infrastructure/sealing/sealing.yaml", "watchForSecrets: true", "watchForSecrets: false"}},
+			check: proof.CheckSealing,
+			want:  []string{"watchForSecrets", "restarts"},
+		},
+		{
 			name:  "missing substitution variable in the tree",
 			edits: []edit{{"platform-apis/composition.yaml", "fmt: \"${SPOKE_ROLE_PREFIX}%s-irsa\"", "fmt: \"${SPOKE_ROLE_PREFX}%s-irsa\""}},
 			check: proof.CheckBuild,

@@ -28,6 +28,7 @@ package fluxbootstrap
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
@@ -76,6 +77,27 @@ const (
 	DefaultRootDeleteTimeout = 2 * time.Hour
 )
 
+// ConcurrentControllers are the hub controllers whose worker count follows
+// Args.Concurrency (each has a --concurrent flag, upstream default 4).
+// kustomize-controller waits for health checks and for
+// WaitForTermination inside Reconcile, holding a worker per spoke step
+// (review M7); helm-controller installs the spoke bootstrap's releases;
+// source-controller serves every spoke's artifacts.
+var ConcurrentControllers = []string{"source-controller", "kustomize-controller", "helm-controller"}
+
+// ConcurrencyPatch sets --concurrent on the ConcurrentControllers (a
+// FluxInstance kustomize.patches entry; the flux-operator applies it to
+// the controllers' Deployments).
+func ConcurrencyPatch(n int) pulumi.Map {
+	return pulumi.Map{
+		"target": pulumi.Map{
+			"kind": pulumi.String("Deployment"),
+			"name": pulumi.String("(" + strings.Join(ConcurrentControllers, "|") + ")"),
+		},
+		"patch": pulumi.String(fmt.Sprintf("- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=%d\n", n)),
+	}
+}
+
 // Components are the Flux controllers the hub runs.
 var Components = []string{"source-controller", "kustomize-controller", "helm-controller", "notification-controller"}
 
@@ -98,6 +120,9 @@ type Args struct {
 	// TeardownAfter must outlive the root Kustomization: Flux needs it while
 	// it deletes the spokes.
 	TeardownAfter []pulumi.Resource
+	// Concurrency is --concurrent of the ConcurrentControllers (stack
+	// setting fluxConcurrency), at least 1.
+	Concurrency int
 	// RootDeleteTimeout bounds Pulumi's wait for the root Kustomization's
 	// deletion (default 2h).
 	RootDeleteTimeout time.Duration
@@ -148,6 +173,9 @@ func RoleARNPatches(roleARN pulumi.StringInput) pulumi.Array {
 func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOption) (*FluxBootstrap, error) {
 	if args.GitURL == "" || args.GitBranch == "" || args.GitPath == "" || args.KnownHosts == nil || args.FluxRoleARN == nil {
 		return nil, fmt.Errorf("fluxbootstrap %s: GitURL, GitBranch, GitPath, KnownHosts and FluxRoleARN are required", name)
+	}
+	if args.Concurrency < 1 {
+		return nil, fmt.Errorf("fluxbootstrap %s: Concurrency %d: want at least 1 worker per controller", name, args.Concurrency)
 	}
 	data := args.ClusterInfo.Map()
 	for k, v := range data {
@@ -205,7 +233,7 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 				"domain":        pulumi.String("cluster.local"),
 			},
 			"kustomize": pulumi.Map{
-				"patches": RoleARNPatches(args.FluxRoleARN),
+				"patches": append(RoleARNPatches(args.FluxRoleARN), ConcurrencyPatch(args.Concurrency)),
 			},
 		}},
 	}, parent, pulumi.DependsOn([]pulumi.Resource{operator}))

@@ -30,6 +30,7 @@ func info() clusterinfo.Values[pulumi.StringInput] {
 	v.CrossplaneRoleARN, v.ExternalSecretsRoleARN, v.FluxRoleARN = pulumi.String(ex.CrossplaneRoleARN), pulumi.String(ex.ExternalSecretsRoleARN), pulumi.String(ex.FluxRoleARN)
 	v.SpokeRolePrefix, v.SpokeBoundaryARN = pulumi.String(ex.SpokeRolePrefix), pulumi.String(ex.SpokeBoundaryARN)
 	v.SealingSecretName, v.SealingSecretARN, v.SealingKMSKeyARN = pulumi.String(ex.SealingSecretName), pulumi.String(ex.SealingSecretARN), pulumi.String(ex.SealingKMSKeyARN)
+	v.SealingActiveKeySecret, v.SealingPreviousKeySecret = pulumi.String(ex.SealingActiveKeySecret), pulumi.String(ex.SealingPreviousKeySecret)
 	v.GitURL, v.GitBranch, v.SystemPath = pulumi.String(ex.GitURL), pulumi.String(ex.GitBranch), pulumi.String(ex.SystemPath)
 	v.FluxVersion, v.FluxOperatorVersion = pulumi.String(ex.FluxVersion), pulumi.String(ex.FluxOperatorVersion)
 	return v
@@ -67,6 +68,7 @@ func run(t *testing.T, mutate func(*Args)) (*fixture, error) {
 			GitPath: "./manifests/gitops-system/clusters/mgmt", KnownHosts: pulumi.String("github.com ssh-ed25519 AAAA"),
 			FluxRoleARN: pulumi.String(roleARN), ClusterInfo: info(),
 			ClusterReady: []pulumi.Resource{ready}, TeardownAfter: []pulumi.Resource{td1, td2},
+			Concurrency: 37,
 		}
 		if mutate != nil {
 			mutate(&a)
@@ -146,8 +148,13 @@ func TestFluxBootstrap(t *testing.T) {
 	// spokes' Kustomizations (kustomize-controller) and the spoke
 	// bootstrap's HelmReleases (helm-controller).
 	annotated := map[string]string{}
+	var concurrency []string
 	for _, p := range spec["kustomize"].ObjectValue()["patches"].ArrayValue() {
 		target := p.ObjectValue()["target"].ObjectValue()
+		if target["kind"].StringValue() == "Deployment" {
+			concurrency = append(concurrency, target["name"].StringValue()+": "+p.ObjectValue()["patch"].StringValue())
+			continue
+		}
 		if target["kind"].StringValue() != "ServiceAccount" {
 			t.Errorf("patch target %v is not a ServiceAccount", target)
 			continue
@@ -168,6 +175,16 @@ func TestFluxBootstrap(t *testing.T) {
 	}
 	if want := map[string]string{"kustomize-controller": roleARN, "helm-controller": roleARN}; !maps.Equal(annotated, want) {
 		t.Errorf("role-arn annotations by service account %v, want %v", annotated, want)
+	}
+	// Every controller that waits or serves spokes gets the configured
+	// worker count, as one JSON6902 append to the container's args.
+	if want := []string{"(source-controller|kustomize-controller|helm-controller): - op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=37\n"}; !slices.Equal(concurrency, want) {
+		t.Errorf("concurrency patches %q, want %q", concurrency, want)
+	}
+	for _, c := range ConcurrentControllers {
+		if !slices.Contains(comps, c) {
+			t.Errorf("concurrency patch targets %s, which is not an installed component", c)
+		}
 	}
 	for _, sa := range serviceaccounts.HubFluxControllers() {
 		if !slices.Contains(comps, sa.Name) || sa.Namespace != Namespace {

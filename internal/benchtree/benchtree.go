@@ -21,6 +21,10 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
+// ExampleSpoke is the committed spoke whose deploy key generated clusters
+// reuse.
+const ExampleSpoke = "apps-staging"
+
 // Name is the name of the i-th generated cluster.
 func Name(i int) string { return fmt.Sprintf("bench-%04d", i) }
 
@@ -99,8 +103,10 @@ func Generate(src, dst string, n int) error {
 		if err := os.WriteFile(filepath.Join(filepath.Dir(wl), fleettree.Kustomization), empty, 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(wl, fleettree.Kustomization), empty, 0o644); err != nil {
-			return err
+		// The example spoke's sealed deploy key: the Secret it unseals into
+		// (flux-system/flux-system) is the same on every spoke.
+		if err := treeedit.CopyTree(t.Path(fleettree.WorkloadsRel(ExampleSpoke)+"/"+fleettree.DeployKeyDir), wl); err != nil {
+			return fmt.Errorf("copying the example spoke's deploy key: %w", err)
 		}
 	}
 	return os.WriteFile(kpath, kb, 0o644)

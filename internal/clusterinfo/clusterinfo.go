@@ -36,64 +36,73 @@ const (
 	SealingSecretName      = "SEALING_SECRET_NAME"
 	SealingSecretARN       = "SEALING_SECRET_ARN"
 	SealingKMSKeyARN       = "SEALING_KMS_KEY_ARN"
-	GitURL                 = "GIT_URL"
-	GitBranch              = "GIT_BRANCH"
-	SystemPath             = "GITOPS_SYSTEM_PATH"
-	FluxVersion            = "FLUX_VERSION"
-	FluxOperatorVersion    = "FLUX_OPERATOR_VERSION"
+	// The Secrets the Sealed Secrets controller loads keys from, one name
+	// per key id (internal/sealingkey): a rotation creates new Secrets,
+	// which the controller's key informer registers (it has no UpdateFunc).
+	SealingActiveKeySecret   = "SEALING_ACTIVE_KEY_SECRET"
+	SealingPreviousKeySecret = "SEALING_PREVIOUS_KEY_SECRET"
+	GitURL                   = "GIT_URL"
+	GitBranch                = "GIT_BRANCH"
+	SystemPath               = "GITOPS_SYSTEM_PATH"
+	FluxVersion              = "FLUX_VERSION"
+	FluxOperatorVersion      = "FLUX_OPERATOR_VERSION"
 )
 
 // Values holds every cluster-info variable. T is string for plain values
 // (tests, fleet) and a Pulumi input in the program, so both fill the same
 // fields and no variable can be forgotten in one of them.
 type Values[T any] struct {
-	AccountID              T
-	Region                 T
-	Partition              T
-	HubName                T
-	HubVPCCIDR             T
-	HubEgressCIDRs         T // hub NAT public IPs as /32s, a flow sequence (FormatCIDRs)
-	OIDCProviderARN        T
-	OIDCIssuer             T // issuer without https://, as IAM conditions use it
-	CrossplaneRoleARN      T
-	ExternalSecretsRoleARN T
-	FluxRoleARN            T
-	SpokeRolePrefix        T // every spoke IAM role name starts with it
-	SpokeBoundaryARN       T // permissions boundary every spoke role must carry
-	SealingSecretName      T
-	SealingSecretARN       T
-	SealingKMSKeyARN       T
-	GitURL                 T
-	GitBranch              T
-	SystemPath             T // path of gitops-system in the repository, without ./
-	FluxVersion            T
-	FluxOperatorVersion    T
+	AccountID                T
+	Region                   T
+	Partition                T
+	HubName                  T
+	HubVPCCIDR               T
+	HubEgressCIDRs           T // hub NAT public IPs as /32s, a flow sequence (FormatCIDRs)
+	OIDCProviderARN          T
+	OIDCIssuer               T // issuer without https://, as IAM conditions use it
+	CrossplaneRoleARN        T
+	ExternalSecretsRoleARN   T
+	FluxRoleARN              T
+	SpokeRolePrefix          T // every spoke IAM role name starts with it
+	SpokeBoundaryARN         T // permissions boundary every spoke role must carry
+	SealingSecretName        T
+	SealingSecretARN         T
+	SealingKMSKeyARN         T
+	SealingActiveKeySecret   T
+	SealingPreviousKeySecret T
+	GitURL                   T
+	GitBranch                T
+	SystemPath               T // path of gitops-system in the repository, without ./
+	FluxVersion              T
+	FluxOperatorVersion      T
 }
 
 // Map returns the ConfigMap data, keyed by variable name.
 func (v Values[T]) Map() map[string]T {
 	return map[string]T{
-		AccountID:              v.AccountID,
-		Region:                 v.Region,
-		Partition:              v.Partition,
-		HubName:                v.HubName,
-		HubVPCCIDR:             v.HubVPCCIDR,
-		HubEgressCIDRs:         v.HubEgressCIDRs,
-		OIDCProviderARN:        v.OIDCProviderARN,
-		OIDCIssuer:             v.OIDCIssuer,
-		CrossplaneRoleARN:      v.CrossplaneRoleARN,
-		ExternalSecretsRoleARN: v.ExternalSecretsRoleARN,
-		FluxRoleARN:            v.FluxRoleARN,
-		SpokeRolePrefix:        v.SpokeRolePrefix,
-		SpokeBoundaryARN:       v.SpokeBoundaryARN,
-		SealingSecretName:      v.SealingSecretName,
-		SealingSecretARN:       v.SealingSecretARN,
-		SealingKMSKeyARN:       v.SealingKMSKeyARN,
-		GitURL:                 v.GitURL,
-		GitBranch:              v.GitBranch,
-		SystemPath:             v.SystemPath,
-		FluxVersion:            v.FluxVersion,
-		FluxOperatorVersion:    v.FluxOperatorVersion,
+		AccountID:                v.AccountID,
+		Region:                   v.Region,
+		Partition:                v.Partition,
+		HubName:                  v.HubName,
+		HubVPCCIDR:               v.HubVPCCIDR,
+		HubEgressCIDRs:           v.HubEgressCIDRs,
+		OIDCProviderARN:          v.OIDCProviderARN,
+		OIDCIssuer:               v.OIDCIssuer,
+		CrossplaneRoleARN:        v.CrossplaneRoleARN,
+		ExternalSecretsRoleARN:   v.ExternalSecretsRoleARN,
+		FluxRoleARN:              v.FluxRoleARN,
+		SpokeRolePrefix:          v.SpokeRolePrefix,
+		SpokeBoundaryARN:         v.SpokeBoundaryARN,
+		SealingSecretName:        v.SealingSecretName,
+		SealingSecretARN:         v.SealingSecretARN,
+		SealingKMSKeyARN:         v.SealingKMSKeyARN,
+		SealingActiveKeySecret:   v.SealingActiveKeySecret,
+		SealingPreviousKeySecret: v.SealingPreviousKeySecret,
+		GitURL:                   v.GitURL,
+		GitBranch:                v.GitBranch,
+		SystemPath:               v.SystemPath,
+		FluxVersion:              v.FluxVersion,
+		FluxOperatorVersion:      v.FluxOperatorVersion,
 	}
 }
 
@@ -153,26 +162,28 @@ func Example() Values[string] {
 		issuer  = "oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE"
 	)
 	return Values[string]{
-		AccountID:              account,
-		Region:                 region,
-		Partition:              "aws",
-		HubName:                hub,
-		HubVPCCIDR:             "10.0.0.0/16",
-		HubEgressCIDRs:         FormatCIDRs([]string{"198.51.100.10/32", "198.51.100.11/32", "198.51.100.12/32"}),
-		OIDCProviderARN:        "arn:aws:iam::" + account + ":oidc-provider/" + issuer,
-		OIDCIssuer:             issuer,
-		CrossplaneRoleARN:      "arn:aws:iam::" + account + ":role/mgmt-crossplane-aws",
-		ExternalSecretsRoleARN: "arn:aws:iam::" + account + ":role/mgmt-external-secrets",
-		FluxRoleARN:            "arn:aws:iam::" + account + ":role/mgmt-flux",
-		SpokeRolePrefix:        SpokeRolePrefixFor(hub),
-		SpokeBoundaryARN:       "arn:aws:iam::" + account + ":policy/mgmt-spoke-boundary",
-		SealingSecretName:      SealingSecretNameFor(hub),
-		SealingSecretARN:       "arn:aws:secretsmanager:" + region + ":" + account + ":secret:" + SealingSecretNameFor(hub) + "-AbCdEf",
-		SealingKMSKeyARN:       "arn:aws:kms:" + region + ":" + account + ":key/1234abcd-12ab-34cd-56ef-1234567890ab",
-		GitURL:                 "ssh://git@github.com/example-org/eks-fleet.git",
-		GitBranch:              "main",
-		SystemPath:             "manifests/gitops-system",
-		FluxVersion:            versions.Flux,
-		FluxOperatorVersion:    versions.FluxOperator,
+		AccountID:                account,
+		Region:                   region,
+		Partition:                "aws",
+		HubName:                  hub,
+		HubVPCCIDR:               "10.0.0.0/16",
+		HubEgressCIDRs:           FormatCIDRs([]string{"198.51.100.10/32", "198.51.100.11/32", "198.51.100.12/32"}),
+		OIDCProviderARN:          "arn:aws:iam::" + account + ":oidc-provider/" + issuer,
+		OIDCIssuer:               issuer,
+		CrossplaneRoleARN:        "arn:aws:iam::" + account + ":role/mgmt-crossplane-aws",
+		ExternalSecretsRoleARN:   "arn:aws:iam::" + account + ":role/mgmt-external-secrets",
+		FluxRoleARN:              "arn:aws:iam::" + account + ":role/mgmt-flux",
+		SpokeRolePrefix:          SpokeRolePrefixFor(hub),
+		SpokeBoundaryARN:         "arn:aws:iam::" + account + ":policy/mgmt-spoke-boundary",
+		SealingSecretName:        SealingSecretNameFor(hub),
+		SealingSecretARN:         "arn:aws:secretsmanager:" + region + ":" + account + ":secret:" + SealingSecretNameFor(hub) + "-AbCdEf",
+		SealingKMSKeyARN:         "arn:aws:kms:" + region + ":" + account + ":key/1234abcd-12ab-34cd-56ef-1234567890ab",
+		SealingActiveKeySecret:   "sealing-key-key-1",
+		SealingPreviousKeySecret: "sealing-key-previous-key-1",
+		GitURL:                   "ssh://git@github.com/example-org/eks-fleet.git",
+		GitBranch:                "main",
+		SystemPath:               "manifests/gitops-system",
+		FluxVersion:              versions.Flux,
+		FluxOperatorVersion:      versions.FluxOperator,
 	}
 }

@@ -17,6 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// The Secret the spoke's GitRepository flux-system reads (secretRef), which
+// the SealedSecret in the cluster's deploy-key file unseals into.
+const (
+	SecretName      = "flux-system"
+	SecretNamespace = "flux-system"
+)
+
 // Key is a generated key pair.
 type Key struct {
 	PrivatePEM []byte // OpenSSH private key

@@ -32,8 +32,8 @@ import (
 
 // Deploy key Secret the spoke's Flux GitRepository reads.
 const (
-	DeployKeySecret    = "flux-system"
-	DeployKeyNamespace = "flux-system"
+	DeployKeySecret    = deploykey.SecretName
+	DeployKeyNamespace = deploykey.SecretNamespace
 )
 
 func (a *app) clusterCmd() *cobra.Command {

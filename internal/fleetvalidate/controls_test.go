@@ -8,6 +8,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/policy"
+	"github.com/gitops-fleet/eks-fleet/internal/treeedit"
 )
 
 // repoTree copies the repository's claims folder (policy, claims,
@@ -32,7 +33,8 @@ func repoTree(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(root, fleettree.WorkloadsRel("apps-staging")), 0o755); err != nil {
+	wl := fleettree.WorkloadsRel("apps-staging")
+	if err := treeedit.CopyTree(filepath.Join(src, filepath.FromSlash(wl)), filepath.Join(root, filepath.FromSlash(wl))); err != nil {
 		t.Fatal(err)
 	}
 	return root

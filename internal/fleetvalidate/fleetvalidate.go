@@ -152,6 +152,8 @@ func listingFindings(tree *fleettree.Tree, claims []fleettree.ClaimFile) []Findi
 		if st, err := os.Stat(tree.Path(wl)); err != nil || !st.IsDir() {
 			out = append(out, Finding{Source: "policy", Check: "policy/workloads-folder", File: c.Rel, Object: c.Claim.Metadata.Name,
 				Message: fmt.Sprintf("cluster has no workloads folder %s (fleet cluster add creates it)", wl)})
+		} else {
+			out = append(out, deployKeyFindings(tree, c.Claim.Metadata.Name)...)
 		}
 	}
 	for _, r := range res {

@@ -20,6 +20,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/components/sealingkeys"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 	"github.com/gitops-fleet/eks-fleet/stacks"
@@ -184,27 +185,29 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	// publicAccessCidrs, since the hub's Flux reaches the spokes' public
 	// endpoints through the hub's NAT gateways.
 	info := clusterinfo.Values[pulumi.StringInput]{
-		AccountID:              pulumi.String(env.AccountID),
-		Region:                 pulumi.String(env.Region),
-		Partition:              pulumi.String(env.Partition),
-		HubName:                h.Cluster.ClusterName,
-		HubVPCCIDR:             pulumi.String(cfg.VPCCIDR),
-		HubEgressCIDRs:         h.Cluster.EgressCIDRs.ApplyT(clusterinfo.FormatCIDRs).(pulumi.StringOutput),
-		OIDCProviderARN:        h.Cluster.OIDCProviderArn,
-		OIDCIssuer:             h.Cluster.OIDCIssuer,
-		CrossplaneRoleARN:      h.Crossplane.RoleArn,
-		ExternalSecretsRoleARN: h.ESO.RoleArn,
-		FluxRoleARN:            h.FluxRole.RoleArn,
-		SpokeRolePrefix:        pulumi.String(env.SpokeRolePrefix()),
-		SpokeBoundaryARN:       h.Boundary.Arn,
-		SealingSecretName:      h.Sealing.SecretName,
-		SealingSecretARN:       h.Sealing.SecretArn,
-		SealingKMSKeyARN:       h.Sealing.KMSKeyArn,
-		GitURL:                 pulumi.String(cfg.Git.URL),
-		GitBranch:              pulumi.String(cfg.Git.Branch),
-		SystemPath:             pulumi.String(cfg.SystemPath()),
-		FluxVersion:            pulumi.String(versions.Flux),
-		FluxOperatorVersion:    pulumi.String(versions.FluxOperator),
+		AccountID:                pulumi.String(env.AccountID),
+		Region:                   pulumi.String(env.Region),
+		Partition:                pulumi.String(env.Partition),
+		HubName:                  h.Cluster.ClusterName,
+		HubVPCCIDR:               pulumi.String(cfg.VPCCIDR),
+		HubEgressCIDRs:           h.Cluster.EgressCIDRs.ApplyT(clusterinfo.FormatCIDRs).(pulumi.StringOutput),
+		OIDCProviderARN:          h.Cluster.OIDCProviderArn,
+		OIDCIssuer:               h.Cluster.OIDCIssuer,
+		CrossplaneRoleARN:        h.Crossplane.RoleArn,
+		ExternalSecretsRoleARN:   h.ESO.RoleArn,
+		FluxRoleARN:              h.FluxRole.RoleArn,
+		SpokeRolePrefix:          pulumi.String(env.SpokeRolePrefix()),
+		SpokeBoundaryARN:         h.Boundary.Arn,
+		SealingSecretName:        h.Sealing.SecretName,
+		SealingSecretARN:         h.Sealing.SecretArn,
+		SealingKMSKeyARN:         h.Sealing.KMSKeyArn,
+		SealingActiveKeySecret:   pulumi.String(sealingkey.ActiveSecretName(cfg.ActiveKeyID())),
+		SealingPreviousKeySecret: pulumi.String(sealingkey.PreviousSecretName(cfg.ActiveKeyID(), cfg.PreviousKeyID())),
+		GitURL:                   pulumi.String(cfg.Git.URL),
+		GitBranch:                pulumi.String(cfg.Git.Branch),
+		SystemPath:               pulumi.String(cfg.SystemPath()),
+		FluxVersion:              pulumi.String(versions.Flux),
+		FluxOperatorVersion:      pulumi.String(versions.FluxOperator),
 	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
 		GitURL:       cfg.Git.URL,
@@ -214,6 +217,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		FluxRoleARN:  h.FluxRole.RoleArn,
 		ClusterInfo:  info,
 		ClusterReady: []pulumi.Resource{h.Cluster.NodeGroup},
+		Concurrency:  cfg.FluxConcurrency,
 		// Everything Flux and Crossplane need while they delete the spokes.
 		// Custom resources, not the IrsaRole components: see
 		// irsarole.IrsaRole.Resources.

@@ -58,6 +58,9 @@ const (
 	// applies, rendered through that spoke's app-infra Composition, with a
 	// role that reaches only the claim's own table and queues.
 	CheckApps = "apps"
+	// CheckImpersonation: a Kustomization's impersonated service account
+	// may apply, prune and health-check its build (internal/rbacproof).
+	CheckImpersonation = "impersonation"
 )
 
 // Finding is one problem the proof found.
@@ -261,6 +264,7 @@ func (r *run) do() error {
 	r.checkUsages()
 	r.checkIRSA()
 	r.checkApps()
+	r.checkImpersonation()
 	if !r.opts.SkipSealing {
 		r.checkSealing()
 	}

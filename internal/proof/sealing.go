@@ -269,8 +269,9 @@ func ProveSealing(certPEM, document string, externalSecrets []*unstructured.Unst
 }
 
 // sealingExternalSecrets returns, per cluster, the ExternalSecrets that
-// write the sealing key Secrets.
-func sealingExternalSecrets(results []kbuild.Built) map[string][]kbuild.Built {
+// write the sealing key Secrets (named by the cluster-info variables
+// SEALING_ACTIVE_KEY_SECRET and SEALING_PREVIOUS_KEY_SECRET).
+func sealingExternalSecrets(results []kbuild.Built, info clusterinfo.Values[string]) map[string][]kbuild.Built {
 	out := map[string][]kbuild.Built{}
 	for _, b := range results {
 		o := b.Object
@@ -281,7 +282,7 @@ func sealingExternalSecrets(results []kbuild.Built) map[string][]kbuild.Built {
 		if t == "" {
 			t = o.GetName()
 		}
-		if t == sealingkey.ActiveSecretName || t == sealingkey.PreviousSecretName {
+		if t == info.SealingActiveKeySecret || t == info.SealingPreviousKeySecret {
 			out[b.Cluster] = append(out[b.Cluster], b)
 		}
 	}
@@ -299,7 +300,7 @@ func (r *run) checkSealing() {
 		r.add(CheckSealing, "", "", "sealing document: %v", err)
 		return
 	}
-	byCluster := sealingExternalSecrets(r.w.Results)
+	byCluster := sealingExternalSecrets(r.w.Results, r.info)
 	var clusters []string
 	for c := range byCluster {
 		if c != kbuild.Hub {
@@ -320,7 +321,7 @@ func (r *run) checkSealing() {
 	for _, c := range clusters {
 		bs := byCluster[c]
 		if len(bs) == 0 {
-			r.add(CheckSealing, "", "cluster "+c, "no ExternalSecret writes the sealing key Secret %s/%s", sealingkey.Namespace, sealingkey.ActiveSecretName)
+			r.add(CheckSealing, "", "cluster "+c, "no ExternalSecret writes the sealing key Secret %s/%s", sealingkey.Namespace, r.info.SealingActiveKeySecret)
 			continue
 		}
 		var ess []*unstructured.Unstructured
@@ -355,6 +356,11 @@ func (r *run) checkSealingController(cluster string, releases []kbuild.Built) {
 		vals, _, _ := unstructured.NestedMap(o.Object, "spec", "values")
 		if ns := releaseNamespace(o); ns != sealingkey.Namespace {
 			r.add(CheckSealing, file, name, "installs the controller in namespace %q; the key Secrets are written to %q", ns, sealingkey.Namespace)
+		}
+		// Rotation reaches a running controller only through its key
+		// informer (--watch-for-secrets; AddFunc on new, per-key-id Secrets).
+		if w, _, _ := unstructured.NestedBool(vals, "watchForSecrets"); !w {
+			r.add(CheckSealing, file, name, "values.watchForSecrets is not true: a rotated sealing key (a new Secret %s<id>) is not loaded until the controller restarts", sealingkey.ActiveSecretPrefix)
 		}
 		if fn, _, _ := unstructured.NestedString(vals, "fullnameOverride"); fn != sealingkey.ControllerName {
 			r.add(CheckSealing, file, name, "values.fullnameOverride = %q, want %q (kubeseal's default controller name)", fn, sealingkey.ControllerName)

@@ -18,14 +18,33 @@ const (
 
 // Where the Sealed Secrets controller runs and the Secrets it loads.
 const (
-	Namespace          = "sealed-secrets"
-	ControllerName     = "sealed-secrets-controller"
-	ActiveSecretName   = "sealing-key-active"
-	PreviousSecretName = "sealing-key-previous"
+	Namespace      = "sealed-secrets"
+	ControllerName = "sealed-secrets-controller"
+	// ActiveSecretPrefix + key id names the active key's Secret,
+	// PreviousSecretPrefix + key id the previous key's (ActiveSecretName,
+	// PreviousSecretName).
+	ActiveSecretPrefix   = "sealing-key-"
+	PreviousSecretPrefix = "sealing-key-previous-"
 	// KeyLabel with value KeyLabelValue marks a Secret as a sealing key.
 	KeyLabel      = "sealedsecrets.bitnami.com/sealed-secrets-key"
 	KeyLabelValue = "active"
 )
+
+// ActiveSecretName is the Secret holding the active key. Each key id gets
+// its own name: the controller (sealed-secrets v0.36.6
+// pkg/controller/controller.go watchKeySecrets, with --watch-for-secrets)
+// registers keys from Secrets it sees ADDED and never re-reads a Secret
+// updated in place, so a rotation must create a new Secret.
+func ActiveSecretName(activeID string) string { return ActiveSecretPrefix + activeID }
+
+// PreviousSecretName is the Secret holding the previous key; with a single
+// key id (previousID "") it repeats the active key under its own name.
+func PreviousSecretName(activeID, previousID string) string {
+	if previousID == "" {
+		previousID = activeID
+	}
+	return PreviousSecretPrefix + previousID
+}
 
 // KeyPair is one PEM certificate and its PEM private key.
 type KeyPair struct {

@@ -1,0 +1,159 @@
+package test
+
+import (
+	"bytes"
+	"crypto/rsa"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sscrypto "github.com/bitnami-labs/sealed-secrets/pkg/crypto"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/proof"
+	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/stacks"
+)
+
+// sealingKeyFiles write the key Secrets the hub's and each spoke's
+// controller load.
+var sealingKeyFiles = []string{
+	"gitops-system/infrastructure/secret-store/sealing-keys.yaml",
+	"gitops-system/spoke-bootstrap/secret-store/sealing-keys.yaml",
+}
+
+// keySecretsFromTree renders a sealing-keys file as Flux would (cluster-info
+// substitution) and returns the Secrets ESO delivers from document, by name.
+func keySecretsFromTree(t *testing.T, tree, rel string, info clusterinfo.Values[string], document string) map[string]*rsa.PrivateKey {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(tree, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := info.Map()
+	body := os.Expand(string(b), func(k string) string { return vars[k] })
+	r := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(body)), 4096)
+	out := map[string]*rsa.PrivateKey{}
+	for {
+		u := &unstructured.Unstructured{}
+		if err := r.Decode(&u.Object); err != nil {
+			break
+		}
+		if u.GetKind() != "ExternalSecret" {
+			continue
+		}
+		s, err := proof.DeliveredSecret(u, document, info)
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		keys, err := proof.ControllerKeys(s)
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		for _, k := range keys {
+			out[s.Name] = k
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no key Secrets", rel)
+	}
+	return out
+}
+
+// TestSealingKeyRotation rotates key-1 -> key-2 the way a stack does
+// (sealingKeyIds appended, the Secrets Manager document rewritten, the
+// cluster-info variables changed) and checks, with kubeseal's sealing and
+// the controller's unsealing, what a running controller can unseal. The
+// controller (sealed-secrets v0.36.6, --watch-for-secrets) registers keys
+// from Secrets at start and from Secrets ADDED later; a Secret rewritten in
+// place is never re-read. A tree that writes fixed Secret names fails.
+func TestSealingKeyRotation(t *testing.T) {
+	k1, err := proof.NewSealingKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := proof.NewSealingKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		edits   []factEdit
+		wantErr string
+	}{
+		{"committed tree", nil, ""},
+		{"fixed Secret names (review M1)", []factEdit{
+			{sealingKeyFiles[0], "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", "name: sealing-key-active\n    creationPolicy"},
+			{sealingKeyFiles[1], "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", "name: sealing-key-active\n    creationPolicy"},
+		}, "no key could decrypt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tree := "../manifests"
+			if tt.edits != nil {
+				tree = mutateRepo(t, tt.edits...)
+			}
+			before, after := stacks.Defaults(), stacks.Defaults()
+			after.Sealing.KeyIDs = []string{"key-1", "key-2"}
+			infoFor := func(c stacks.Config) clusterinfo.Values[string] {
+				info := clusterinfo.Example()
+				info.SealingActiveKeySecret = sealingkey.ActiveSecretName(c.ActiveKeyID())
+				info.SealingPreviousKeySecret = sealingkey.PreviousSecretName(c.ActiveKeyID(), c.PreviousKeyID())
+				return info
+			}
+			doc1, err := sealingkey.Document(k1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc2, err := sealingkey.Document(k2, &k1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rel := range sealingKeyFiles {
+				// At start: every labelled Secret.
+				loaded := keySecretsFromTree(t, tree, rel, infoFor(before), doc1)
+				if err := proof.SealRoundTrip(k1.CertPEM, byFingerprint(loaded)); err != nil {
+					t.Fatalf("%s: before rotation: %v", rel, err)
+				}
+				// After the rotation: only Secrets with new names reach the
+				// running controller (AddFunc); old names keep old content.
+				rotated := keySecretsFromTree(t, tree, rel, infoFor(after), doc2)
+				running := maps.Clone(loaded)
+				for name, k := range rotated {
+					if _, seen := loaded[name]; !seen {
+						running[name] = k
+					}
+				}
+				errNew := proof.SealRoundTrip(k2.CertPEM, byFingerprint(running))
+				errOld := proof.SealRoundTrip(k1.CertPEM, byFingerprint(running))
+				// A restarted controller loads exactly the rotated Secrets.
+				errRestart := proof.SealRoundTrip(k1.CertPEM, byFingerprint(rotated))
+				if tt.wantErr == "" {
+					for what, err := range map[string]error{"new key, running controller": errNew, "old key, running controller": errOld, "old key, restarted controller": errRestart} {
+						if err != nil {
+							t.Errorf("%s: %s: %v", rel, what, err)
+						}
+					}
+					continue
+				}
+				if errNew == nil || !strings.Contains(errNew.Error(), tt.wantErr) {
+					t.Errorf("%s: sealing with the new certificate: err %v, want %q", rel, errNew, tt.wantErr)
+				}
+			}
+		})
+	}
+}
+
+func byFingerprint(byName map[string]*rsa.PrivateKey) map[string]*rsa.PrivateKey {
+	out := map[string]*rsa.PrivateKey{}
+	for _, k := range byName {
+		if fp, err := sscrypto.PublicKeyFingerprint(&k.PublicKey); err == nil {
+			out[fp] = k
+		}
+	}
+	return out
+}
