@@ -41,6 +41,7 @@ const (
 	SealingRecoveryWindowKey  = "sealingSecretRecoveryWindowDays"
 	SealingKeyIDsKey          = "sealingKeyIds"
 	TagsKey                   = "tags"
+	LogRetentionDaysKey       = "logRetentionDays"
 	defaultHubName            = "mgmt"
 	defaultVPCCIDR            = "10.0.0.0/16"
 	defaultAvailabilityZones  = 3
@@ -53,6 +54,7 @@ const (
 	defaultGitPath            = "./manifests/gitops-system/clusters/mgmt"
 	defaultRecoveryWindowDays = 7
 	defaultSealingKeyID       = "key-1"
+	defaultLogRetentionDays   = 90
 )
 
 // Keys lists every setting the program reads, in the order Pulumi.yaml
@@ -64,6 +66,7 @@ func Keys() []string {
 		PublicAccessCIDRsKey, AdminPrincipalARNsKey,
 		GitURLKey, GitBranchKey, GitPathKey, GitKnownHostsKey,
 		SealingSecretNameKey, SealingRecoveryWindowKey, SealingKeyIDsKey, TagsKey,
+		LogRetentionDaysKey,
 	}
 }
 
@@ -84,6 +87,10 @@ type Config struct {
 	Git                Git
 	Sealing            Sealing
 	Tags               map[string]string
+	// LogRetentionDays is the retention of the control-plane log groups
+	// (/aws/eks/<cluster>/cluster) of the hub and, through cluster-info, of
+	// every spoke.
+	LogRetentionDays int
 }
 
 // Git is where the hub's Flux reads the system tree.
@@ -119,9 +126,10 @@ func Defaults() Config {
 			InstanceTypes: []string{defaultNodeInstanceType},
 			Min:           defaultNodeMin, Desired: defaultNodeDesired, Max: defaultNodeMax,
 		},
-		Git:     Git{Branch: defaultGitBranch, Path: defaultGitPath},
-		Sealing: Sealing{RecoveryWindowDays: defaultRecoveryWindowDays, KeyIDs: []string{defaultSealingKeyID}},
-		Tags:    map[string]string{},
+		Git:              Git{Branch: defaultGitBranch, Path: defaultGitPath},
+		Sealing:          Sealing{RecoveryWindowDays: defaultRecoveryWindowDays, KeyIDs: []string{defaultSealingKeyID}},
+		Tags:             map[string]string{},
+		LogRetentionDays: defaultLogRetentionDays,
 	}
 }
 

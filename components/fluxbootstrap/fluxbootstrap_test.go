@@ -32,6 +32,7 @@ func info() clusterinfo.Values[pulumi.StringInput] {
 	v.SealingSecretName, v.SealingSecretARN, v.SealingKMSKeyARN = pulumi.String(ex.SealingSecretName), pulumi.String(ex.SealingSecretARN), pulumi.String(ex.SealingKMSKeyARN)
 	v.GitURL, v.GitBranch, v.SystemPath = pulumi.String(ex.GitURL), pulumi.String(ex.GitBranch), pulumi.String(ex.SystemPath)
 	v.FluxVersion, v.FluxOperatorVersion = pulumi.String(ex.FluxVersion), pulumi.String(ex.FluxOperatorVersion)
+	v.LogRetentionDays = pulumi.String(ex.LogRetentionDays)
 	return v
 }
 

@@ -8,6 +8,7 @@ package hub
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
@@ -93,15 +94,28 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("look up the AWS partition: %w", err)
 	}
+	// pulumi-eks v2.8.1 always makes the creating identity cluster admin
+	// (bootstrapClusterCreatorAdminPermissions, pulumi/pulumi-eks#2373);
+	// a second access entry for it fails with 409 halfway through up.
+	session, err := iam.GetSessionContext(ctx, &iam.GetSessionContextArgs{Arn: caller.Arn})
+	if err != nil {
+		return nil, fmt.Errorf("look up the deploying identity %s: %w", caller.Arn, err)
+	}
+	if err := CheckDeployer(cfg, session.IssuerArn); err != nil {
+		return nil, stacks.Join(ctx.Stack(), []error{err})
+	}
 	env := hubiam.Env{Partition: part.Partition, AccountID: caller.AccountId, Region: cfg.Region, HubName: cfg.HubName}
 	if err := env.Validate(); err != nil {
 		return nil, err
 	}
 	h := &Hub{Config: cfg, Env: env}
-	tags := map[string]string{"eks-fleet/hub": cfg.HubName, "eks-fleet/stack": ctx.Stack()}
+	// Validation refuses stack tags with the program's keys, so these win.
+	tags := map[string]string{}
 	for k, v := range cfg.Tags {
 		tags[k] = v
 	}
+	tags[stacks.HubTagKey] = cfg.HubName
+	tags[stacks.StackTagKey] = ctx.Stack()
 	tagInput := pulumi.ToStringMap(tags)
 
 	h.Cluster, err = managementcluster.New(ctx, ClusterResource, managementcluster.Args{
@@ -119,6 +133,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		MaxSize:            cfg.Nodes.Max,
 		PublicAccessCIDRs:  cfg.PublicAccessCIDRs,
 		AdminPrincipalARNs: cfg.AdminPrincipalARNs,
+		LogRetentionDays:   cfg.LogRetentionDays,
 		Tags:               tags,
 	})
 	if err != nil {
@@ -205,6 +220,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		SystemPath:             pulumi.String(cfg.SystemPath()),
 		FluxVersion:            pulumi.String(versions.Flux),
 		FluxOperatorVersion:    pulumi.String(versions.FluxOperator),
+		LogRetentionDays:       pulumi.String(strconv.Itoa(cfg.LogRetentionDays)),
 	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
 		GitURL:       cfg.Git.URL,
@@ -246,6 +262,21 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		ctx.Export(name, o)
 	}
 	return h, nil
+}
+
+// CheckDeployer refuses a stack that lists the deploying identity (the IAM
+// role or user behind the caller's session, issuerArn) as an admin: EKS
+// already gives the cluster creator an admin access entry of its own.
+func CheckDeployer(cfg stacks.Config, issuerARN string) error {
+	if slices.Contains(cfg.AdminPrincipalARNs, issuerARN) {
+		return &stacks.Error{
+			Field: stacks.FullKey(stacks.AdminPrincipalARNsKey), Value: issuerARN,
+			Allowed: "principals other than the identity running pulumi: EKS makes the cluster creator admin by itself " +
+				"(pulumi-eks bootstrapClusterCreatorAdminPermissions) and refuses a second access entry for it (409); " +
+				"remove it from the list, or run pulumi as another role",
+		}
+	}
+	return nil
 }
 
 // NextSteps is what the platform team does after the first `pulumi up`.

@@ -23,6 +23,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 )
 
@@ -60,8 +61,14 @@ type Resource struct {
 
 // Mocks implements pulumi.MockResourceMonitor.
 type Mocks struct {
-	Stack  string
-	AZs    []string
+	Stack string
+	AZs   []string
+	// CallerARN is what getCallerIdentity answers (default user/ci); the
+	// session context's issuer is the role behind an assumed-role ARN.
+	CallerARN string
+	// DryRun runs the program as a preview: the monitor leaves outputs of
+	// custom resources unknown, as the engine does.
+	DryRun bool
 	ctx    *pulumi.Context
 	mu     sync.Mutex
 	res    []*Resource
@@ -75,7 +82,7 @@ type Mocks struct {
 
 // New returns mocks for stack "test" in a region with three zones.
 func New() *Mocks {
-	return &Mocks{Stack: Stack, AZs: []string{Region + "a", Region + "b", Region + "c"}, byURN: map[string]*Resource{}}
+	return &Mocks{Stack: Stack, CallerARN: "arn:aws:iam::" + AccountID + ":user/ci", AZs: []string{Region + "a", Region + "b", Region + "c"}, byURN: map[string]*Resource{}}
 }
 
 // Run runs program under the mocks with the given stack config (full keys).
@@ -161,8 +168,18 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	switch args.Token {
 	case "aws:index/getCallerIdentity:getCallerIdentity":
 		return resource.NewPropertyMapFromMap(map[string]any{
-			"accountId": AccountID, "arn": "arn:aws:iam::" + AccountID + ":user/ci", "id": AccountID, "userId": "AIDAEXAMPLE",
+			"accountId": AccountID, "arn": m.CallerARN, "id": AccountID, "userId": "AIDAEXAMPLE",
 		}), nil
+	case "aws:iam/getSessionContext:getSessionContext":
+		arn := args.Args["arn"].StringValue()
+		issuer := arn
+		// arn:aws:sts::<account>:assumed-role/<name>/<session> -> role/<name>
+		// (the mock's roles have no path).
+		if rest, ok := strings.CutPrefix(arn, "arn:aws:sts::"+AccountID+":assumed-role/"); ok {
+			name, _, _ := strings.Cut(rest, "/")
+			issuer = "arn:aws:iam::" + AccountID + ":role/" + name
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"arn": arn, "issuerArn": issuer, "id": arn}), nil
 	case "aws:index/getPartition:getPartition":
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"partition": Partition, "dnsSuffix": "amazonaws.com", "id": Partition, "reverseDnsPrefix": "com.amazonaws",
@@ -170,7 +187,17 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	case "aws:index/getAvailabilityZones:getAvailabilityZones":
 		ids := make([]any, len(m.AZs))
 		names := make([]any, len(m.AZs))
+		// The zones of the stack's region (AZs are written for Region).
+		m.mu.Lock()
+		region := ""
+		if m.ctx != nil {
+			region = config.Get(m.ctx, "aws:region")
+		}
+		m.mu.Unlock()
 		for i, az := range m.AZs {
+			if region != "" {
+				az = region + strings.TrimPrefix(az, Region)
+			}
 			names[i] = az
 			ids[i] = fmt.Sprintf("euw1-az%d", i+1)
 		}
