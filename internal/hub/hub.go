@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -102,6 +103,9 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		return nil, fmt.Errorf("look up the deploying identity %s: %w", caller.Arn, err)
 	}
 	if err := CheckDeployer(cfg, session.IssuerArn); err != nil {
+		return nil, stacks.Join(ctx.Stack(), []error{err})
+	}
+	if err := checkUpgrade(ctx, cfg); err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
 	}
 	env := hubiam.Env{Partition: part.Partition, AccountID: caller.AccountId, Region: cfg.Region, HubName: cfg.HubName}
@@ -262,6 +266,45 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		ctx.Export(name, o)
 	}
 	return h, nil
+}
+
+// checkUpgrade refuses a kubernetesVersion EKS would refuse for the
+// deployed cluster (a skipped minor or a downgrade), before anything is
+// created. The deployed version is read from EKS itself (getClusters, then
+// getCluster), not from Pulumi state or a setting: it is the version EKS
+// compares against, even after an upgrade made outside Pulumi.
+func checkUpgrade(ctx *pulumi.Context, cfg stacks.Config) error {
+	list, err := awseks.GetClusters(ctx)
+	if err != nil {
+		return fmt.Errorf("list EKS clusters: %w", err)
+	}
+	if !slices.Contains(list.Names, cfg.HubName) {
+		return nil // first deployment
+	}
+	cl, err := awseks.LookupCluster(ctx, &awseks.LookupClusterArgs{Name: cfg.HubName})
+	if err != nil {
+		return fmt.Errorf("read EKS cluster %s: %w", cfg.HubName, err)
+	}
+	return CheckVersion(cl.Version, cfg.KubernetesVersion)
+}
+
+// CheckVersion is the upgrade rule for a deployed version: the same, or the
+// next minor.
+func CheckVersion(deployed, wanted string) error {
+	if deployed == wanted {
+		return nil
+	}
+	if err := versions.CheckUpgrade(deployed, wanted); err != nil {
+		next := "the next minor"
+		if maj, minor, perr := versions.ParseMinor(deployed); perr == nil {
+			next = fmt.Sprintf("%d.%d", maj, minor+1)
+		}
+		return &stacks.Error{
+			Field: stacks.FullKey(stacks.KubernetesVersionKey), Value: wanted,
+			Allowed: fmt.Sprintf("%s (deployed) or %s: %v", deployed, next, err),
+		}
+	}
+	return nil
 }
 
 // CheckDeployer refuses a stack that lists the deploying identity (the IAM

@@ -57,6 +57,8 @@ type Resource struct {
 	PropertyDeps   map[string][]string
 	DeleteTimeout  string
 	AdditionalSecs []string
+	// Protect is the resource's protect option.
+	Protect bool
 }
 
 // Mocks implements pulumi.MockResourceMonitor.
@@ -69,11 +71,14 @@ type Mocks struct {
 	// DryRun runs the program as a preview: the monitor leaves outputs of
 	// custom resources unknown, as the engine does.
 	DryRun bool
-	ctx    *pulumi.Context
-	mu     sync.Mutex
-	res    []*Resource
-	byURN  map[string]*Resource
-	invoke []string
+	// Clusters are the EKS clusters that already exist, name to version
+	// (what getClusters and getCluster answer).
+	Clusters map[string]string
+	ctx      *pulumi.Context
+	mu       sync.Mutex
+	res      []*Resource
+	byURN    map[string]*Resource
+	invoke   []string
 	// synthetic names the children registered for remote components.
 	synthetic map[string]bool
 	// eips counts Elastic IPs, each given the next EIPBase address.
@@ -170,6 +175,19 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"accountId": AccountID, "arn": m.CallerARN, "id": AccountID, "userId": "AIDAEXAMPLE",
 		}), nil
+	case "aws:eks/getClusters:getClusters":
+		names := []any{}
+		for n := range m.Clusters {
+			names = append(names, n)
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"names": names, "id": Region}), nil
+	case "aws:eks/getCluster:getCluster":
+		name := args.Args["name"].StringValue()
+		v, ok := m.Clusters[name]
+		if !ok {
+			return nil, fmt.Errorf("mocks: reading EKS Cluster (%s): couldn't find resource", name)
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"name": name, "version": v, "id": name}), nil
 	case "aws:iam/getSessionContext:getSessionContext":
 		arn := args.Args["arn"].StringValue()
 		issuer := arn
@@ -222,6 +240,7 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 			r.DeleteTimeout = t.GetDelete()
 		}
 		r.AdditionalSecs = rpc.GetAdditionalSecretOutputs()
+		r.Protect = rpc.GetProtect()
 	}
 	r.URN = m.URN(r.Parent, r.Type, r.Name)
 
