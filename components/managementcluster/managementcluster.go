@@ -360,7 +360,9 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		}
 		policyAttachments = append(policyAttachments, att)
 	}
-	nodeDeps := append([]pulumi.Resource{}, policyAttachments...)
+	// The cluster first: on an upgrade the control plane moves before the
+	// nodes follow it.
+	nodeDeps := append([]pulumi.Resource{cluster}, policyAttachments...)
 	for _, r := range c.PrivateRoutes {
 		nodeDeps = append(nodeDeps, r)
 	}

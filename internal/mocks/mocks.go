@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -97,7 +98,10 @@ func (m *Mocks) Run(config map[string]string, program pulumi.RunFunc) error {
 		m.ctx = ctx
 		m.mu.Unlock()
 		return program(ctx)
-	}, pulumi.WithMocks(Project, m.Stack, m), func(info *pulumi.RunInfo) { info.Config = config })
+	}, pulumi.WithMocks(Project, m.Stack, m), func(info *pulumi.RunInfo) {
+		info.Config = config
+		info.DryRun = m.DryRun
+	})
 }
 
 // Resources returns the recorded registrations in order, without the
@@ -261,10 +265,32 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 			id = v.StringValue()
 			delete(state, "id")
 		}
+		// tls: outputs flow into secret inputs (the sealing secret's
+		// value), and the SDK's mock monitor refuses an unknown inside a
+		// secret; they stay known, everything else computed is unknown.
+		if m.DryRun && !strings.HasPrefix(r.Type, "tls:") {
+			// A preview of a create: what the provider computes is unknown.
+			// The SDK's mock monitor drops unknowns, and in a preview the
+			// SDK reads a missing output as unknown, so they are left out.
+			// Children of remote components keep their id so references
+			// to them resolve. Secret outputs stay known: the SDK's mock
+			// monitor cannot carry an unknown secret ("malformed RPC
+			// secret").
+			for k := range state {
+				if _, in := args.Inputs[k]; !in && !slices.Contains(r.AdditionalSecs, string(k)) {
+					delete(state, k)
+				}
+			}
+			m.mu.Lock()
+			if !m.synthetic[r.Name] {
+				id = ""
+			}
+			m.mu.Unlock()
+		}
 	}
 	// The engine marks these outputs secret; so does the mock.
 	for _, k := range r.AdditionalSecs {
-		if v, ok := state[resource.PropertyKey(k)]; ok && !v.IsSecret() {
+		if v, ok := state[resource.PropertyKey(k)]; ok && !v.IsSecret() && !v.IsComputed() {
 			state[resource.PropertyKey(k)] = resource.MakeSecret(v)
 		}
 	}
