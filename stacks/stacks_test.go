@@ -58,6 +58,7 @@ func TestEachBadSettingIsNamed(t *testing.T) {
 		{"eks-fleet:hubName", "abcdefghijklmnopqrstu", []string{"eks-fleet:hubName", "1 to 20"}},
 		{"eks-fleet:vpcCidr", "10.0.0.0/8", []string{"eks-fleet:vpcCidr", "/16 to /20"}},
 		{"eks-fleet:vpcCidr", "8.8.0.0/16", []string{"eks-fleet:vpcCidr", "private IPv4"}},
+		{"eks-fleet:vpcCidr", "100.128.0.0/16", []string{"eks-fleet:vpcCidr", "100.64.0.0/10"}},
 		{"eks-fleet:vpcCidr", "10.0.0.1/16", []string{"eks-fleet:vpcCidr", `"10.0.0.1/16"`}},
 		{"eks-fleet:availabilityZones", "1", []string{"eks-fleet:availabilityZones", `"1"`, "2 or 3"}},
 		{"eks-fleet:availabilityZones", "three", []string{"eks-fleet:availabilityZones", `"three"`, "an integer"}},
@@ -273,6 +274,7 @@ func TestArchitectureAndAMIType(t *testing.T) {
 	for it, want := range map[string]string{
 		"m6i.large": "x86_64", "m7g.xlarge": "arm64", "c6gn.large": "arm64", "t4g.small": "arm64",
 		"t3.medium": "x86_64", "r7a.large": "x86_64", "g5.xlarge": "x86_64",
+		"a1.large": "arm64",
 	} {
 		if got := Architecture(it); got != want {
 			t.Errorf("Architecture(%s) = %s, want %s", it, got, want)
@@ -335,6 +337,7 @@ func TestLongestAdmittedInputs(t *testing.T) {
 	raw["eks-fleet:tags"] = "{" + strings.Join(tagPairs, ",") + "}"
 	raw["eks-fleet:adminPrincipalArns"] = `["` + sso + `", "arn:aws:iam::111122223333:user/a/b/c"]`
 	raw["eks-fleet:logRetentionDays"] = "3653"
+	raw["eks-fleet:vpcCidr"] = "100.64.0.0/16" // CGNAT, which EKS accepts
 	c, errs := FromValues(raw)
 	if len(errs) > 0 {
 		t.Fatalf("longest admitted inputs refused: %v", errs)

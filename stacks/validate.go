@@ -126,9 +126,9 @@ func (v *validator) hubName(n string) {
 }
 
 func (v *validator) vpcCIDR(s string) {
-	allowed := fmt.Sprintf("a private IPv4 CIDR (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) with prefix /%d to /%d, e.g. 10.0.0.0/16", MinVPCPrefix, MaxVPCPrefix)
+	allowed := fmt.Sprintf("a private IPv4 CIDR (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) or shared address space (100.64.0.0/10, which EKS supports) with prefix /%d to /%d, e.g. 10.0.0.0/16", MinVPCPrefix, MaxVPCPrefix)
 	p, err := netip.ParsePrefix(s)
-	if err != nil || !p.Addr().Is4() || p.Masked() != p || !p.Addr().IsPrivate() || p.Bits() < MinVPCPrefix || p.Bits() > MaxVPCPrefix {
+	if err != nil || !p.Addr().Is4() || p.Masked() != p || !(p.Addr().IsPrivate() || cgnat.Contains(p.Addr())) || p.Bits() < MinVPCPrefix || p.Bits() > MaxVPCPrefix {
 		v.add(VPCCIDRKey, s, allowed)
 	}
 }
@@ -163,9 +163,12 @@ func (v *validator) nodes(n workloadcluster.Nodes) {
 
 // Architecture is the CPU architecture of an EC2 instance type: arm64 for
 // Graviton families (a "g" right after the generation digit: m7g, c6gn,
-// t4g), x86_64 otherwise.
+// t4g) and Graviton1 (a1), x86_64 otherwise.
 func Architecture(instanceType string) string {
 	family, _, _ := strings.Cut(instanceType, ".")
+	if family == "a1" {
+		return "arm64"
+	}
 	for i := 0; i < len(family)-1; i++ {
 		if family[i] >= '0' && family[i] <= '9' {
 			if family[i+1] == 'g' {
@@ -330,3 +333,6 @@ func (v *validator) tags(t map[string]string) {
 		}
 	}
 }
+
+// cgnat is the shared address space EKS accepts for VPCs besides RFC 1918.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
