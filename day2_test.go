@@ -275,17 +275,10 @@ func TestDay2CheckCatchesFixedNames(t *testing.T) {
 		ng.Inputs["nodeGroupName"] = resource.NewProperty("mgmt-system")
 	}
 	// Index-keyed access entries, as before: removing the first admin
-	// re-keys the second.
+	// re-keys the second (B now under the key A had).
 	c := after.One("eks:index:Cluster", hub.ClusterResource)
-	entries := c.Inputs["accessEntries"].ObjectValue()
-	moved := resource.PropertyMap{}
-	for k, v := range entries {
-		if v.ObjectValue()["principalArn"].StringValue() == adminB {
-			moved[resource.PropertyKey(managementcluster.AccessEntryKey(adminA))] = v
-		} else {
-			moved[k] = v
-		}
-	}
+	entryB := c.Inputs["accessEntries"].ObjectValue()[resource.PropertyKey(managementcluster.AccessEntryKey(adminB))]
+	moved := resource.PropertyMap{resource.PropertyKey(managementcluster.AccessEntryKey(adminA)): entryB}
 	c.Inputs["accessEntries"] = resource.NewObjectProperty(moved)
 	key := after.One("tls:index/privateKey:PrivateKey", hub.SealingResource+"-key-2026-01")
 	key.Protect = false

@@ -30,9 +30,11 @@ var (
 	hubNameRE   = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 	// Tag keys and values: letters, digits, spaces and _ . : / = + - @
 	// (the set IAM, KMS and Secrets Manager accept).
-	tagCharsRE   = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
-	branchRE     = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
-	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
+	tagCharsRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
+	branchRE   = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
+	// The program appends "-" and 8 hex characters (sealingkeys.SuffixBytes):
+	// the name must leave room for them within Secrets Manager's 512.
+	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,503}$`)
 )
 
 // Limits of the settings.
@@ -289,7 +291,7 @@ func firstLine(s string) string {
 
 func (v *validator) sealing(c Config) {
 	if c.Sealing.SecretName != "" && !secretNameRE.MatchString(c.Sealing.SecretName) {
-		v.add(SealingSecretNameKey, c.Sealing.SecretName, "a Secrets Manager name: letters, digits and /_+=.@-, at most 512 characters")
+		v.add(SealingSecretNameKey, c.Sealing.SecretName, "a Secrets Manager name: letters, digits and /_+=.@-, at most 503 characters (the program appends a 9-character suffix; AWS allows 512)")
 	}
 	if w := c.Sealing.RecoveryWindowDays; w != 0 && (w < MinRecoveryWindow || w > MaxRecoveryWindow) {
 		v.add(SealingRecoveryWindowKey, strconv.Itoa(w), fmt.Sprintf("0 (delete at once) or %d to %d days", MinRecoveryWindow, MaxRecoveryWindow))

@@ -359,8 +359,12 @@ func (m *Mocks) fill(r *Resource, s resource.PropertyMap) {
 		set("publicIp", netip.AddrFrom4(base).String())
 		set("allocationId", "eipalloc-"+r.Name)
 	case "random:index/randomId:RandomId":
-		// 3 bytes, as the provider would render them.
-		set("hex", "a1b2c3")
+		// byteLength bytes, as the provider would render them.
+		n := 3
+		if v, ok := s["byteLength"]; ok && v.IsNumber() {
+			n = int(v.NumberValue())
+		}
+		set("hex", strings.Repeat("a1b2c3d4", n)[:2*n])
 		set("b64Url", "obLD")
 	case "tls:index/selfSignedCert:SelfSignedCert":
 		set("certPem", fmt.Sprintf("-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----\n", r.Name))
