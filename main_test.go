@@ -379,6 +379,7 @@ func hubEgress(t *testing.T, m *mocks.Mocks, c stacks.Config) []string {
 	t.Helper()
 	var out []string
 	for _, az := range m.AZs[:managementcluster.NATCount(c.NATMode, c.AvailabilityZones)] {
+		az = c.Region + strings.TrimPrefix(az, mocks.Region)
 		eip := m.One("aws:ec2/eip:Eip", hub.ClusterResource+"-nat-"+az)
 		if eip == nil || eip.State["publicIp"].StringValue() == "" {
 			t.Fatalf("no NAT EIP with a public IP in %s", az)
@@ -554,7 +555,7 @@ func TestBadConfigRegistersNothing(t *testing.T) {
 	}{
 		{"nat mode", "eks-fleet:natMode", "two", []string{"eks-fleet:natMode", `"two"`, "single, per-az"}},
 		{"kubernetes", "eks-fleet:kubernetesVersion", "1.29", []string{"eks-fleet:kubernetesVersion", `"1.29"`, "1.34, 1.35, 1.36"}},
-		{"hub name", "eks-fleet:hubName", "Mgmt_Hub", []string{"eks-fleet:hubName", `"Mgmt_Hub"`, "DNS label"}},
+		{"hub name", "eks-fleet:hubName", "Mgmt_Hub", []string{"eks-fleet:hubName", `"Mgmt_Hub"`, "lower-case letters and digits"}},
 		{"zones", "eks-fleet:availabilityZones", "4", []string{"eks-fleet:availabilityZones", `"4"`, "2 or 3"}},
 		{"open endpoint", "eks-fleet:publicAccessCidrs", `["0.0.0.0/0"]`, []string{"eks-fleet:publicAccessCidrs", "0.0.0.0/0", "restricted"}},
 		{"recovery", "eks-fleet:sealingSecretRecoveryWindowDays", "3", []string{"eks-fleet:sealingSecretRecoveryWindowDays", `"3"`, "7 to 30"}},

@@ -42,6 +42,7 @@ const (
 	SealingKeyIDsKey          = "sealingKeyIds"
 	TagsKey                   = "tags"
 	FluxConcurrencyKey        = "fluxConcurrency"
+	LogRetentionDaysKey       = "logRetentionDays"
 	defaultHubName            = "mgmt"
 	defaultVPCCIDR            = "10.0.0.0/16"
 	defaultAvailabilityZones  = 3
@@ -58,7 +59,8 @@ const (
 	// teardown holds one kustomize-controller worker per waiting finalizer
 	// for up to its timeout, so 50 spokes plus the hub's own Kustomizations
 	// fit without queueing (test/fluxtiming_test.go).
-	DefaultFluxConcurrency = 60
+	DefaultFluxConcurrency  = 60
+	defaultLogRetentionDays = 90
 )
 
 // Keys lists every setting the program reads, in the order Pulumi.yaml
@@ -71,6 +73,7 @@ func Keys() []string {
 		GitURLKey, GitBranchKey, GitPathKey, GitKnownHostsKey,
 		SealingSecretNameKey, SealingRecoveryWindowKey, SealingKeyIDsKey, TagsKey,
 		FluxConcurrencyKey,
+		LogRetentionDaysKey,
 	}
 }
 
@@ -94,6 +97,10 @@ type Config struct {
 	// FluxConcurrency is --concurrent of the hub's kustomize-controller,
 	// helm-controller and source-controller.
 	FluxConcurrency int
+	// LogRetentionDays is the retention of the control-plane log groups
+	// (/aws/eks/<cluster>/cluster) of the hub and, through cluster-info, of
+	// every spoke.
+	LogRetentionDays int
 }
 
 // Git is where the hub's Flux reads the system tree.
@@ -133,7 +140,8 @@ func Defaults() Config {
 		Sealing: Sealing{RecoveryWindowDays: defaultRecoveryWindowDays, KeyIDs: []string{defaultSealingKeyID}},
 		Tags:    map[string]string{},
 
-		FluxConcurrency: DefaultFluxConcurrency,
+		FluxConcurrency:  DefaultFluxConcurrency,
+		LogRetentionDays: defaultLogRetentionDays,
 	}
 }
 

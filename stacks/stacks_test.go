@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,10 +52,13 @@ func TestEachBadSettingIsNamed(t *testing.T) {
 		want       []string // substrings of the one error
 	}{
 		{"aws:region", "Europe", []string{"aws:region", `"Europe"`, "eu-west-1"}},
-		{"eks-fleet:hubName", "this-hub-name-is-far-too-long", []string{"eks-fleet:hubName", "at most 20"}},
-		{"eks-fleet:hubName", "Hub", []string{"eks-fleet:hubName", `"Hub"`, "DNS label"}},
+		{"eks-fleet:hubName", "this-hub-name-is-far-too-long", []string{"eks-fleet:hubName", "1 to 20"}},
+		{"eks-fleet:hubName", "Hub", []string{"eks-fleet:hubName", `"Hub"`, "lower-case letters and digits"}},
+		{"eks-fleet:hubName", "mgmt-eu", []string{"eks-fleet:hubName", `"mgmt-eu"`, "no '-'"}},
+		{"eks-fleet:hubName", "abcdefghijklmnopqrstu", []string{"eks-fleet:hubName", "1 to 20"}},
 		{"eks-fleet:vpcCidr", "10.0.0.0/8", []string{"eks-fleet:vpcCidr", "/16 to /20"}},
 		{"eks-fleet:vpcCidr", "8.8.0.0/16", []string{"eks-fleet:vpcCidr", "private IPv4"}},
+		{"eks-fleet:vpcCidr", "100.128.0.0/16", []string{"eks-fleet:vpcCidr", "100.64.0.0/10"}},
 		{"eks-fleet:vpcCidr", "10.0.0.1/16", []string{"eks-fleet:vpcCidr", `"10.0.0.1/16"`}},
 		{"eks-fleet:availabilityZones", "1", []string{"eks-fleet:availabilityZones", `"1"`, "2 or 3"}},
 		{"eks-fleet:availabilityZones", "three", []string{"eks-fleet:availabilityZones", `"three"`, "an integer"}},
@@ -66,10 +70,20 @@ func TestEachBadSettingIsNamed(t *testing.T) {
 		{"eks-fleet:nodeMinSize", "0", []string{"eks-fleet:nodeMinSize", `"0"`, "1 to 100"}},
 		{"eks-fleet:nodeDesiredSize", "9", []string{"eks-fleet:nodeDesiredSize", `"9"`, "between"}},
 		{"eks-fleet:nodeMaxSize", "101", []string{"eks-fleet:nodeMaxSize", `"101"`, "2 to 100"}},
-		{"eks-fleet:publicAccessCidrs", `["0.0.0.0/0"]`, []string{"eks-fleet:publicAccessCidrs", "restricted"}},
+		{"eks-fleet:publicAccessCidrs", `["0.0.0.0/0"]`, []string{"eks-fleet:publicAccessCidrs", "restricted", "wider than /8"}},
 		{"eks-fleet:publicAccessCidrs", `["203.0.113.7/24"]`, []string{"eks-fleet:publicAccessCidrs", "canonical"}},
 		{"eks-fleet:publicAccessCidrs", `[]`, []string{"eks-fleet:publicAccessCidrs", "at least one"}},
-		{"eks-fleet:adminPrincipalArns", `["arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Admin_1"]`, []string{"eks-fleet:adminPrincipalArns", "without a path"}},
+		{"eks-fleet:adminPrincipalArns", `["arn:aws:iam::111122223333:role/a//b"]`, []string{"eks-fleet:adminPrincipalArns", "optionally with a path"}},
+		{"eks-fleet:adminPrincipalArns", `["arn:aws:iam::111122223333:role/sso/"]`, []string{"eks-fleet:adminPrincipalArns", "optionally with a path"}},
+		{"eks-fleet:publicAccessCidrs", `["0.0.0.0/1","128.0.0.0/1"]`, []string{"eks-fleet:publicAccessCidrs", "restricted"}},
+		{"eks-fleet:publicAccessCidrs", fortyOneCIDRs(), []string{"eks-fleet:publicAccessCidrs", "at most 40"}},
+		{"eks-fleet:tags", `{"team":"berlin (de)"}`, []string{"eks-fleet:tags", "letters, digits, spaces"}},
+		{"eks-fleet:tags", `{"team#":"x"}`, []string{"eks-fleet:tags", "tag keys of 1 to 128"}},
+		{"eks-fleet:tags", `{"eks-fleet/hub":"other"}`, []string{"eks-fleet:tags", "set by the program"}},
+		{"eks-fleet:tags", `{"Name":"x"}`, []string{"eks-fleet:tags", "set by the program"}},
+		{"eks-fleet:tags", manyTags(48), []string{"eks-fleet:tags", "at most 47 tags"}},
+		{"eks-fleet:tags", `{"k":"` + strings.Repeat("v", 257) + `"}`, []string{"eks-fleet:tags", "at most 256"}},
+		{"eks-fleet:logRetentionDays", "91", []string{"eks-fleet:logRetentionDays", `"91"`, "90", "3653"}},
 		{"eks-fleet:adminPrincipalArns", `["platform-admin"]`, []string{"eks-fleet:adminPrincipalArns", `"platform-admin"`}},
 		{"eks-fleet:gitUrl", "https://github.com/org/repo.git", []string{"eks-fleet:gitUrl", "ssh://"}},
 		{"eks-fleet:gitUrl", "git@github.com:org/repo.git", []string{"eks-fleet:gitUrl", "ssh://"}},
@@ -263,6 +277,7 @@ func TestArchitectureAndAMIType(t *testing.T) {
 	for it, want := range map[string]string{
 		"m6i.large": "x86_64", "m7g.xlarge": "arm64", "c6gn.large": "arm64", "t4g.small": "arm64",
 		"t3.medium": "x86_64", "r7a.large": "x86_64", "g5.xlarge": "x86_64",
+		"a1.large": "arm64",
 	} {
 		if got := Architecture(it); got != want {
 			t.Errorf("Architecture(%s) = %s, want %s", it, got, want)
@@ -289,5 +304,53 @@ func BenchmarkFromValues(b *testing.B) {
 	raw := valid()
 	for b.Loop() {
 		FromValues(raw)
+	}
+}
+
+func fortyOneCIDRs() string {
+	var l []string
+	for i := range 41 {
+		l = append(l, fmt.Sprintf("%q", fmt.Sprintf("203.0.%d.0/24", i)))
+	}
+	return "[" + strings.Join(l, ",") + "]"
+}
+
+func manyTags(n int) string {
+	var l []string
+	for i := range n {
+		l = append(l, fmt.Sprintf("%q:%q", fmt.Sprintf("k%d", i), "v"))
+	}
+	return "{" + strings.Join(l, ",") + "}"
+}
+
+// TestLongestAdmittedInputs: the longest names and lists validation admits
+// are accepted, and one more of each is refused.
+func TestLongestAdmittedInputs(t *testing.T) {
+	var cidrs, tagPairs []string
+	for i := range 40 {
+		cidrs = append(cidrs, fmt.Sprintf("%q", fmt.Sprintf("203.0.%d.0/24", i)))
+	}
+	for i := range MaxUserTags() {
+		tagPairs = append(tagPairs, fmt.Sprintf("%q:%q", fmt.Sprintf("%03d", i)+strings.Repeat("k", MaxTagKeyLen-3), "Team Berlin_1.2:3/4=5+6-7@"+strings.Repeat("v", MaxTagValueLen-26)))
+	}
+	sso := "arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_" + strings.Repeat("A", 64-15)
+	raw := valid()
+	raw["eks-fleet:hubName"] = "h" + strings.Repeat("9", 19)
+	raw["eks-fleet:publicAccessCidrs"] = "[" + strings.Join(cidrs, ",") + "]"
+	raw["eks-fleet:tags"] = "{" + strings.Join(tagPairs, ",") + "}"
+	raw["eks-fleet:adminPrincipalArns"] = `["` + sso + `", "arn:aws:iam::111122223333:user/a/b/c"]`
+	raw["eks-fleet:logRetentionDays"] = "3653"
+	raw["eks-fleet:vpcCidr"] = "100.64.0.0/16" // CGNAT, which EKS accepts
+	c, errs := FromValues(raw)
+	if len(errs) > 0 {
+		t.Fatalf("longest admitted inputs refused: %v", errs)
+	}
+	if len(c.Tags) != MaxUserTags() || len(c.PublicAccessCIDRs) != 40 || len(c.HubName) != 20 {
+		t.Fatalf("parsed %d tags, %d cidrs, hub %q", len(c.Tags), len(c.PublicAccessCIDRs), c.HubName)
+	}
+	// One character longer: the role name part exceeds 64.
+	raw["eks-fleet:adminPrincipalArns"] = `["` + sso + `A"]`
+	if _, errs := FromValues(raw); len(errs) != 1 || !strings.Contains(errs[0].Error(), AdminPrincipalARNsKey) {
+		t.Fatalf("65-character role name: %v", errs)
 	}
 }

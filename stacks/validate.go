@@ -10,20 +10,31 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitops-fleet/eks-fleet/internal/publiccidr"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
 var (
-	dnsLabel     = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	regionRE     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-	instanceRE   = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9]+$`)
-	principalRE  = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_-]+$`)
-	branchRE     = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
-	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
+	dnsLabel   = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	regionRE   = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+	instanceRE = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9]+$`)
+	// An IAM role or user ARN, with an optional path (EKS access entries
+	// accept role paths, e.g. IAM Identity Center's
+	// role/aws-reserved/sso.amazonaws.com/<region>/AWSReservedSSO_...).
+	principalRE = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/([\x21-\x2e\x30-\x7e]+/)*[A-Za-z0-9+=,.@_-]{1,64}$`)
+	hubNameRE   = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	// Tag keys and values: letters, digits, spaces and _ . : / = + - @
+	// (the set IAM, KMS and Secrets Manager accept).
+	tagCharsRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
+	branchRE   = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
+	// The program appends "-" and 8 hex characters (sealingkeys.SuffixBytes):
+	// the name must leave room for them within Secrets Manager's 512.
+	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,503}$`)
 )
 
 // Limits of the settings.
@@ -40,8 +51,30 @@ const (
 	MinFluxConcurrency = 4
 	MaxFluxConcurrency = 200
 	MaxSealingKeyIDLen = 32
+	// MaxTags is AWS's limit of tags per resource, the program's own
+	// (ProgramTagKeys) included.
 	MaxTags            = 50
+	MaxTagKeyLen       = 128
+	MaxTagValueLen     = 256
+	MaxPrincipalARNLen = 2048
 )
+
+// Tag keys the program sets itself on every resource (Name only on some);
+// a stack may not set them.
+const (
+	HubTagKey   = "eks-fleet/hub"
+	StackTagKey = "eks-fleet/stack"
+	NameTagKey  = "Name"
+)
+
+// ProgramTagKeys are the tag keys the program adds to the stack's tags.
+func ProgramTagKeys() []string { return []string{HubTagKey, StackTagKey, NameTagKey} }
+
+// MaxUserTags is how many tags a stack may set.
+func MaxUserTags() int { return MaxTags - len(ProgramTagKeys()) }
+
+// LogRetentionDays are the retention values CloudWatch Logs accepts.
+var LogRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
 
 // Validate checks every setting and returns one error per problem, each an
 // *Error naming the field, the bad value and what is allowed. An empty
@@ -67,6 +100,13 @@ func Validate(c Config) []error {
 	v.sealing(c)
 	v.fluxConcurrency(c.FluxConcurrency)
 	v.tags(c.Tags)
+	if !slices.Contains(LogRetentionDays, c.LogRetentionDays) {
+		days := make([]string, len(LogRetentionDays))
+		for i, d := range LogRetentionDays {
+			days[i] = strconv.Itoa(d)
+		}
+		v.add(LogRetentionDaysKey, strconv.Itoa(c.LogRetentionDays), "a CloudWatch Logs retention: one of "+strings.Join(days, ", "))
+	}
 	return v.errs
 }
 
@@ -83,15 +123,19 @@ func (v *validator) region(r string) {
 }
 
 func (v *validator) hubName(n string) {
-	if len(n) > workloadcluster.MaxHubNameLength || !dnsLabel.MatchString(n) {
-		v.add(HubNameKey, n, fmt.Sprintf("a DNS label of at most %d characters: lower-case letters, digits and '-', starting with a letter", workloadcluster.MaxHubNameLength))
+	// No '-': no hub's names are then a prefix of another hub's, and
+	// <hub>-<spoke> never equals another hub's name. The length bound keeps
+	// every derived name (roles, policies, node group prefix, log group)
+	// within AWS's limits.
+	if len(n) > workloadcluster.MaxHubNameLength || !hubNameRE.MatchString(n) {
+		v.add(HubNameKey, n, fmt.Sprintf("1 to %d lower-case letters and digits, starting with a letter (no '-'), e.g. mgmt or prod", workloadcluster.MaxHubNameLength))
 	}
 }
 
 func (v *validator) vpcCIDR(s string) {
-	allowed := fmt.Sprintf("a private IPv4 CIDR (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) with prefix /%d to /%d, e.g. 10.0.0.0/16", MinVPCPrefix, MaxVPCPrefix)
+	allowed := fmt.Sprintf("a private IPv4 CIDR (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) or shared address space (100.64.0.0/10, which EKS supports) with prefix /%d to /%d, e.g. 10.0.0.0/16", MinVPCPrefix, MaxVPCPrefix)
 	p, err := netip.ParsePrefix(s)
-	if err != nil || !p.Addr().Is4() || p.Masked() != p || !p.Addr().IsPrivate() || p.Bits() < MinVPCPrefix || p.Bits() > MaxVPCPrefix {
+	if err != nil || !p.Addr().Is4() || p.Masked() != p || !(p.Addr().IsPrivate() || cgnat.Contains(p.Addr())) || p.Bits() < MinVPCPrefix || p.Bits() > MaxVPCPrefix {
 		v.add(VPCCIDRKey, s, allowed)
 	}
 }
@@ -126,9 +170,12 @@ func (v *validator) nodes(n workloadcluster.Nodes) {
 
 // Architecture is the CPU architecture of an EC2 instance type: arm64 for
 // Graviton families (a "g" right after the generation digit: m7g, c6gn,
-// t4g), x86_64 otherwise.
+// t4g) and Graviton1 (a1), x86_64 otherwise.
 func Architecture(instanceType string) string {
 	family, _, _ := strings.Cut(instanceType, ".")
+	if family == "a1" {
+		return "arm64"
+	}
 	for i := 0; i < len(family)-1; i++ {
 		if family[i] >= '0' && family[i] <= '9' {
 			if family[i+1] == 'g' {
@@ -151,23 +198,20 @@ func AMIType(instanceTypes []string) string {
 func (v *validator) publicAccess(cidrs []string) {
 	if len(cidrs) == 0 {
 		v.add(PublicAccessCIDRsKey, "[]", "at least one IPv4 CIDR allowed to reach the public API endpoint (where pulumi and admins run), e.g. [203.0.113.0/24]")
+		return
 	}
-	for _, s := range cidrs {
-		p, err := netip.ParsePrefix(s)
-		switch {
-		case err != nil || !p.Addr().Is4() || p.Masked() != p:
-			v.add(PublicAccessCIDRsKey, s, "IPv4 CIDRs in canonical form, e.g. 203.0.113.0/24")
-		case p.Bits() == 0:
-			v.add(PublicAccessCIDRsKey, s, "restricted CIDRs: the public endpoint must not be open to the whole internet")
-		}
+	// The fleet's one check: at most 40 (EKS's limit), canonical IPv4,
+	// none and no union covering the internet.
+	if err := publiccidr.Validate(FullKey(PublicAccessCIDRsKey), cidrs); err != nil {
+		v.add(PublicAccessCIDRsKey, strings.Join(cidrs, ","), fmt.Sprintf("at most %d restricted IPv4 CIDRs (%v)", publiccidr.MaxEKS, err))
 	}
 }
 
 func (v *validator) admins(arns []string) {
 	seen := map[string]bool{}
 	for _, a := range arns {
-		if !principalRE.MatchString(a) {
-			v.add(AdminPrincipalARNsKey, a, "IAM role or user ARNs without a path, e.g. arn:aws:iam::111122223333:role/platform-admin (EKS access entries reject paths such as aws-reserved/sso.amazonaws.com/)")
+		if len(a) > MaxPrincipalARNLen || !principalRE.MatchString(a) {
+			v.add(AdminPrincipalARNsKey, a, "IAM role or user ARNs, optionally with a path, e.g. arn:aws:iam::111122223333:role/platform-admin or arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123456789abcdef")
 		}
 		if seen[a] {
 			v.add(AdminPrincipalARNsKey, a, "each principal once")
@@ -258,7 +302,7 @@ func (v *validator) fluxConcurrency(n int) {
 
 func (v *validator) sealing(c Config) {
 	if c.Sealing.SecretName != "" && !secretNameRE.MatchString(c.Sealing.SecretName) {
-		v.add(SealingSecretNameKey, c.Sealing.SecretName, "a Secrets Manager name: letters, digits and /_+=.@-, at most 512 characters")
+		v.add(SealingSecretNameKey, c.Sealing.SecretName, "a Secrets Manager name: letters, digits and /_+=.@-, at most 503 characters (the program appends a 9-character suffix; AWS allows 512)")
 	}
 	if w := c.Sealing.RecoveryWindowDays; w != 0 && (w < MinRecoveryWindow || w > MaxRecoveryWindow) {
 		v.add(SealingRecoveryWindowKey, strconv.Itoa(w), fmt.Sprintf("0 (delete at once) or %d to %d days", MinRecoveryWindow, MaxRecoveryWindow))
@@ -279,22 +323,29 @@ func (v *validator) sealing(c Config) {
 }
 
 func (v *validator) tags(t map[string]string) {
-	if len(t) > MaxTags {
-		v.add(TagsKey, strconv.Itoa(len(t))+" tags", fmt.Sprintf("at most %d tags", MaxTags))
+	if len(t) > MaxUserTags() {
+		v.add(TagsKey, strconv.Itoa(len(t))+" tags", fmt.Sprintf("at most %d tags (AWS allows %d per resource and the program adds %s)", MaxUserTags(), MaxTags, strings.Join(ProgramTagKeys(), ", ")))
 	}
 	keys := make([]string, 0, len(t))
 	for k := range t {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	const chars = "letters, digits, spaces and _ . : / = + - @"
 	for _, k := range keys {
+		val := t[k]
 		switch {
-		case k == "" || len(k) > 128:
-			v.add(TagsKey, k, "tag keys of 1 to 128 characters")
+		case k == "" || utf8.RuneCountInString(k) > MaxTagKeyLen || !tagCharsRE.MatchString(k):
+			v.add(TagsKey, k, fmt.Sprintf("tag keys of 1 to %d characters: %s", MaxTagKeyLen, chars))
 		case strings.HasPrefix(strings.ToLower(k), "aws:"):
 			v.add(TagsKey, k, "tag keys not starting with aws: (reserved by AWS)")
-		case len(t[k]) > 256:
-			v.add(TagsKey, k+"="+t[k], "tag values of at most 256 characters")
+		case slices.Contains(ProgramTagKeys(), k):
+			v.add(TagsKey, k, "tag keys other than "+strings.Join(ProgramTagKeys(), ", ")+" (set by the program)")
+		case utf8.RuneCountInString(val) > MaxTagValueLen || !tagCharsRE.MatchString(val):
+			v.add(TagsKey, k+"="+val, fmt.Sprintf("tag values of at most %d characters: %s", MaxTagValueLen, chars))
 		}
 	}
 }
+
+// cgnat is the shared address space EKS accepts for VPCs besides RFC 1918.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")

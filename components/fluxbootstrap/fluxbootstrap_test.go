@@ -33,6 +33,7 @@ func info() clusterinfo.Values[pulumi.StringInput] {
 	v.SealingActiveKeySecret, v.SealingPreviousKeySecret = pulumi.String(ex.SealingActiveKeySecret), pulumi.String(ex.SealingPreviousKeySecret)
 	v.GitURL, v.GitBranch, v.SystemPath = pulumi.String(ex.GitURL), pulumi.String(ex.GitBranch), pulumi.String(ex.SystemPath)
 	v.FluxVersion, v.FluxOperatorVersion = pulumi.String(ex.FluxVersion), pulumi.String(ex.FluxOperatorVersion)
+	v.LogRetentionDays = pulumi.String(ex.LogRetentionDays)
 	return v
 }
 

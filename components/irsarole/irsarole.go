@@ -181,8 +181,10 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 	if err != nil {
 		return nil, fmt.Errorf("irsarole %s: role: %w", name, err)
 	}
+	// A name prefix: the description is ForceNew, and a replacement is
+	// created before the old policy is deleted, so it needs a new name.
 	policy, err := iam.NewPolicy(ctx, name, &iam.PolicyArgs{
-		Name:        pulumi.String(args.RoleName),
+		NamePrefix:  pulumi.String(args.RoleName + "-"),
 		Description: pulumi.String("Permissions of " + describe(sas)),
 		Policy:      args.PolicyJSON,
 		Tags:        args.Tags,

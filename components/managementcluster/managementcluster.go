@@ -8,11 +8,15 @@
 package managementcluster
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/ec2"
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -63,7 +67,10 @@ type Args struct {
 	MaxSize            int
 	PublicAccessCIDRs  []string
 	AdminPrincipalARNs []string
-	Tags               map[string]string
+	// LogRetentionDays is the retention of the control-plane log group
+	// /aws/eks/<ClusterName>/cluster, which this component owns.
+	LogRetentionDays int
+	Tags             map[string]string
 }
 
 // ManagementCluster is the hub cluster and its network.
@@ -80,10 +87,13 @@ type ManagementCluster struct {
 	// nodes need them to join, and Flux needs them while it tears down.
 	PrivateRoutes []*ec2.Route
 	SecretsKey    *kms.Key
-	Cluster       *eks.Cluster
-	NodeRole      *iam.Role
-	NodeGroup     *eks.ManagedNodeGroup
-	Provider      *kubernetes.Provider
+	// LogGroup is the control-plane log group, created before the cluster
+	// so EKS writes into it instead of creating one without retention.
+	LogGroup  *cloudwatch.LogGroup
+	Cluster   *eks.Cluster
+	NodeRole  *iam.Role
+	NodeGroup *eks.ManagedNodeGroup
+	Provider  *kubernetes.Provider
 
 	ClusterName     pulumi.StringOutput `pulumi:"clusterName"`
 	ClusterArn      pulumi.StringOutput `pulumi:"clusterArn"`
@@ -125,14 +135,23 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		return m
 	}
 
-	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{State: pulumi.StringRef("available")}, pulumi.Parent(c))
+	// Standard zones only: Local and Wavelength Zones (opt-in, e.g.
+	// us-west-2-lax-1a) sort before the region's own zones and EKS does not
+	// place control planes in them.
+	zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{
+		State: pulumi.StringRef("available"),
+		Filters: []aws.GetAvailabilityZonesFilter{
+			{Name: "zone-type", Values: []string{"availability-zone"}},
+			{Name: "opt-in-status", Values: []string{"opt-in-not-required"}},
+		},
+	}, pulumi.Parent(c))
 	if err != nil {
 		return nil, wrap("availability zones", err)
 	}
-	if len(zones.Names) < args.AvailabilityZones {
-		return nil, fmt.Errorf("managementcluster %s: region %s has %d available zones, availabilityZones asks for %d", name, args.Region, len(zones.Names), args.AvailabilityZones)
+	azs, err := StandardZones(args.Region, zones.Names, args.AvailabilityZones)
+	if err != nil {
+		return nil, fmt.Errorf("managementcluster %s: %w", name, err)
 	}
-	azs := zones.Names[:args.AvailabilityZones]
 
 	// Network.
 	vpc, err := ec2.NewVpc(ctx, name, &ec2.VpcArgs{
@@ -255,10 +274,36 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		return nil, wrap("secrets kms key", err)
 	}
 
-	// Cluster.
+	// Node role: made before the cluster so pulumi-eks gets it as the
+	// cluster's only instance role instead of creating an unused one.
+	nodeRole, err := iam.NewRole(ctx, name+"-node", &iam.RoleArgs{
+		Name: pulumi.String(args.ClusterName + "-node"),
+		AssumeRolePolicy: pulumi.String(hubiam.NewDocument(hubiam.Statement{
+			Effect: hubiam.Allow, Principal: map[string]any{"Service": "ec2.amazonaws.com"},
+			Action: []string{"sts:AssumeRole"},
+		}).MustJSON()),
+		Tags: tags(nil),
+	}, parent)
+	if err != nil {
+		return nil, wrap("node role", err)
+	}
+
+	// Control-plane log group, owned so it has a retention and goes with
+	// the stack; the cluster depends on it so EKS finds it.
+	logGroup, err := cloudwatch.NewLogGroup(ctx, name+"-control-plane", &cloudwatch.LogGroupArgs{
+		Name:            pulumi.String(LogGroupName(args.ClusterName)),
+		RetentionInDays: pulumi.Int(args.LogRetentionDays),
+		Tags:            tags(nil),
+	}, parent)
+	if err != nil {
+		return nil, wrap("control-plane log group", err)
+	}
+
+	// Cluster. Access entries are keyed by the principal, not by list
+	// position: removing or reordering admins leaves the others alone.
 	entries := map[string]eks.AccessEntryArgs{}
-	for i, arn := range args.AdminPrincipalARNs {
-		entries[fmt.Sprintf("admin-%d", i)] = eks.AccessEntryArgs{
+	for _, arn := range args.AdminPrincipalARNs {
+		entries[AccessEntryKey(arn)] = eks.AccessEntryArgs{
 			PrincipalArn: pulumi.String(arn),
 			AccessPolicies: map[string]eks.AccessPolicyAssociationInput{
 				"cluster-admin": eks.AccessPolicyAssociationArgs{
@@ -289,28 +334,21 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		EnabledClusterLogTypes: pulumi.ToStringArray(LogTypes),
 		EncryptionConfigKeyArn: key.Arn,
 		SkipDefaultNodeGroup:   &skip,
+		// The node group's role is the only instance role: without it
+		// pulumi-eks v2.8.1 creates an unused instanceRole and an
+		// EC2_LINUX access entry for it.
+		InstanceRoles: iam.RoleArray{nodeRole},
 		// EKS installs the VPC CNI itself; pulumi-eks would otherwise apply
 		// its own copy with kubectl.
 		UseDefaultVpcCni: &defaultCNI,
 		Tags:             tags(nil),
-	}, parent)
+	}, parent, pulumi.DependsOn([]pulumi.Resource{logGroup}))
 	if err != nil {
 		return nil, wrap("eks cluster", err)
 	}
 	eksCluster := cluster.EksCluster
 
 	// Node group.
-	nodeRole, err := iam.NewRole(ctx, name+"-node", &iam.RoleArgs{
-		Name: pulumi.String(args.ClusterName + "-node"),
-		AssumeRolePolicy: pulumi.String(hubiam.NewDocument(hubiam.Statement{
-			Effect: hubiam.Allow, Principal: map[string]any{"Service": "ec2.amazonaws.com"},
-			Action: []string{"sts:AssumeRole"},
-		}).MustJSON()),
-		Tags: tags(nil),
-	}, parent)
-	if err != nil {
-		return nil, wrap("node role", err)
-	}
 	var policyAttachments []pulumi.Resource
 	for _, p := range NodePolicies {
 		att, err := iam.NewRolePolicyAttachment(ctx, name+"-node-"+p, &iam.RolePolicyAttachmentArgs{
@@ -322,13 +360,21 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		}
 		policyAttachments = append(policyAttachments, att)
 	}
-	nodeDeps := append([]pulumi.Resource{}, policyAttachments...)
+	// The cluster first: on an upgrade the control plane moves before the
+	// nodes follow it.
+	nodeDeps := append([]pulumi.Resource{cluster}, policyAttachments...)
 	for _, r := range c.PrivateRoutes {
 		nodeDeps = append(nodeDeps, r)
 	}
 	nodeGroup, err := eks.NewManagedNodeGroup(ctx, name+"-nodes", &eks.ManagedNodeGroupArgs{
-		Cluster:       cluster,
-		NodeGroupName: pulumi.String(args.ClusterName + "-system"),
+		Cluster: cluster,
+		// A prefix, not a name: instance types, AMI type and subnets are
+		// ForceNew, and the replacement is created before the old group
+		// is deleted, so it needs a fresh name.
+		NodeGroupNamePrefix: pulumi.String(NodeGroupNamePrefix(args.ClusterName)),
+		// Nodes follow the control plane: the cluster is updated first
+		// (the group depends on it), then the group rolls to the version.
+		Version:       pulumi.String(args.KubernetesVersion),
 		NodeRole:      nodeRole,
 		AmiType:       pulumi.String(args.AMIType),
 		InstanceTypes: pulumi.ToStringArray(args.InstanceTypes),
@@ -371,6 +417,7 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		return strings.TrimPrefix(*s, "https://")
 	}).(pulumi.StringOutput)
 
+	c.LogGroup = logGroup
 	c.VPC, c.SecretsKey, c.Cluster, c.NodeRole, c.NodeGroup, c.Provider = vpc, key, cluster, nodeRole, nodeGroup, provider
 	c.ClusterName = eksCluster.Name()
 	c.ClusterArn = eksCluster.Arn()
@@ -397,6 +444,37 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		return nil, wrap("outputs", err)
 	}
 	return c, nil
+}
+
+// LogGroupName is the log group EKS writes a cluster's control-plane logs to.
+func LogGroupName(clusterName string) string { return "/aws/eks/" + clusterName + "/cluster" }
+
+// NodeGroupNamePrefix is the prefix of the hub node group's generated name.
+func NodeGroupNamePrefix(clusterName string) string { return clusterName + "-system-" }
+
+// AccessEntryKey is the stable key (and so the logical name suffix) of an
+// admin's access entry: a hash of the principal ARN, so the entry of one
+// admin never changes when others are added, removed or reordered.
+func AccessEntryKey(principalARN string) string {
+	sum := sha256.Sum256([]byte(principalARN))
+	return "admin-" + hex.EncodeToString(sum[:6])
+}
+
+// StandardZones returns the first n of names that are the region's own
+// availability zones (<region><letter>), in order; Local and Wavelength
+// Zones (<region>-<location>-<n><letter>) are skipped.
+func StandardZones(region string, names []string, n int) ([]string, error) {
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(region) + `[a-z]$`)
+	var out []string
+	for _, z := range names {
+		if re.MatchString(z) {
+			out = append(out, z)
+		}
+	}
+	if len(out) < n {
+		return nil, fmt.Errorf("region %s has %d standard availability zones (%s), availabilityZones asks for %d", region, len(out), strings.Join(out, ", "), n)
+	}
+	return out[:n], nil
 }
 
 // NodePolicies are the AWS managed policies of the node role.

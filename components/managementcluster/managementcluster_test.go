@@ -254,12 +254,13 @@ func TestSubnetCIDRs(t *testing.T) {
 
 func TestTooFewZones(t *testing.T) {
 	m := mocks.New()
-	m.AZs = m.AZs[:2]
+	// Three zones, but one is a Local Zone: only two standard zones.
+	m.AZs = []string{mocks.Region + "-lax-1a", mocks.Region + "a", mocks.Region + "b"}
 	err := m.Run(nil, func(ctx *pulumi.Context) error {
 		_, err := New(ctx, "hub", args(3, NATSingle))
 		return err
 	})
-	if err == nil || !strings.Contains(err.Error(), "2 available zones") {
+	if err == nil || !strings.Contains(err.Error(), "2 standard availability zones (eu-west-1a, eu-west-1b)") {
 		t.Fatalf("err %v", err)
 	}
 }

@@ -97,7 +97,7 @@ type SealingKeys struct {
 
 // SuffixBytes is the length of the secret name's random suffix (hex: twice
 // as many characters).
-const SuffixBytes = 3
+const SuffixBytes = 4
 
 // KeyPolicySid names the key policy's only statement.
 const KeyPolicySid = "DelegateToIAM"
@@ -141,7 +141,12 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		key, err := tls.NewPrivateKey(ctx, name+"-"+id, &tls.PrivateKeyArgs{
 			Algorithm: pulumi.String("RSA"),
 			RsaBits:   pulumi.Int(RSABits),
-		}, parent)
+			// Protected: the key exists only in Pulumi state, and SealedSecrets
+			// in Git need it. Renaming or dropping an id makes up refuse to
+			// delete it instead of destroying it (unprotect on purpose with
+			// pulumi state unprotect). RetainOnDelete would not help: there
+			// is nothing outside the state to retain.
+		}, parent, pulumi.Protect(true))
 		if err != nil {
 			return nil, fmt.Errorf("sealingkeys %s: key %s: %w", name, id, err)
 		}

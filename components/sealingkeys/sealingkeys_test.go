@@ -55,7 +55,7 @@ func TestSealingKeys(t *testing.T) {
 				}
 			}
 			sec := m.One("aws:secretsmanager/secret:Secret", "sealing")
-			if sec.Inputs["recoveryWindowInDays"].NumberValue() != 7 || sec.Inputs["name"].StringValue() != "mgmt/sealed-secrets-key-a1b2c3" {
+			if sec.Inputs["recoveryWindowInDays"].NumberValue() != 7 || sec.Inputs["name"].StringValue() != "mgmt/sealed-secrets-key-a1b2c3d4" {
 				t.Errorf("secret inputs %v", sec.Inputs)
 			}
 			// The suffix is renewed only when the configured name changes.
@@ -173,5 +173,17 @@ func TestSealingKeyPolicyDelegatesToIAM(t *testing.T) {
 				t.Errorf("secret not encrypted with the sealing key: %v", sec.Inputs["kmsKeyId"])
 			}
 		})
+	}
+}
+
+// TestSuffixNotTheFormAWSWarnsAgainst: AWS advises against secret names
+// ending in a hyphen and six characters (partial-ARN lookups); the suffix
+// is longer, and stacks' name bound leaves room for it.
+func TestSuffixNotTheFormAWSWarnsAgainst(t *testing.T) {
+	if n := 2 * SuffixBytes; n == 6 {
+		t.Fatalf("suffix of %d hex characters: the form AWS warns against", n)
+	}
+	if 503+1+2*SuffixBytes != 512 {
+		t.Fatalf("stacks bounds sealingSecretName at 503; with the suffix that is %d, not 512", 503+1+2*SuffixBytes)
 	}
 }

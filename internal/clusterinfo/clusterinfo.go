@@ -46,6 +46,9 @@ const (
 	SystemPath               = "GITOPS_SYSTEM_PATH"
 	FluxVersion              = "FLUX_VERSION"
 	FluxOperatorVersion      = "FLUX_OPERATOR_VERSION"
+	// LogRetentionDays is the retention of the spokes' control-plane log
+	// groups (the hub's logRetentionDays setting).
+	LogRetentionDays = "LOG_RETENTION_DAYS"
 )
 
 // Values holds every cluster-info variable. T is string for plain values
@@ -75,6 +78,7 @@ type Values[T any] struct {
 	SystemPath               T // path of gitops-system in the repository, without ./
 	FluxVersion              T
 	FluxOperatorVersion      T
+	LogRetentionDays         T // days, a CloudWatch Logs retention value
 }
 
 // Map returns the ConfigMap data, keyed by variable name.
@@ -103,6 +107,7 @@ func (v Values[T]) Map() map[string]T {
 		SystemPath:               v.SystemPath,
 		FluxVersion:              v.FluxVersion,
 		FluxOperatorVersion:      v.FluxOperatorVersion,
+		LogRetentionDays:         v.LogRetentionDays,
 	}
 }
 
@@ -185,5 +190,6 @@ func Example() Values[string] {
 		SystemPath:               "manifests/gitops-system",
 		FluxVersion:              versions.Flux,
 		FluxOperatorVersion:      versions.FluxOperator,
+		LogRetentionDays:         "90",
 	}
 }

@@ -8,9 +8,11 @@ package hub
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -94,15 +96,31 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("look up the AWS partition: %w", err)
 	}
+	// pulumi-eks v2.8.1 always makes the creating identity cluster admin
+	// (bootstrapClusterCreatorAdminPermissions, pulumi/pulumi-eks#2373);
+	// a second access entry for it fails with 409 halfway through up.
+	session, err := iam.GetSessionContext(ctx, &iam.GetSessionContextArgs{Arn: caller.Arn})
+	if err != nil {
+		return nil, fmt.Errorf("look up the deploying identity %s: %w", caller.Arn, err)
+	}
+	if err := CheckDeployer(cfg, session.IssuerArn); err != nil {
+		return nil, stacks.Join(ctx.Stack(), []error{err})
+	}
+	if err := checkUpgrade(ctx, cfg); err != nil {
+		return nil, stacks.Join(ctx.Stack(), []error{err})
+	}
 	env := hubiam.Env{Partition: part.Partition, AccountID: caller.AccountId, Region: cfg.Region, HubName: cfg.HubName}
 	if err := env.Validate(); err != nil {
 		return nil, err
 	}
 	h := &Hub{Config: cfg, Env: env}
-	tags := map[string]string{"eks-fleet/hub": cfg.HubName, "eks-fleet/stack": ctx.Stack()}
+	// Validation refuses stack tags with the program's keys, so these win.
+	tags := map[string]string{}
 	for k, v := range cfg.Tags {
 		tags[k] = v
 	}
+	tags[stacks.HubTagKey] = cfg.HubName
+	tags[stacks.StackTagKey] = ctx.Stack()
 	tagInput := pulumi.ToStringMap(tags)
 
 	h.Cluster, err = managementcluster.New(ctx, ClusterResource, managementcluster.Args{
@@ -120,6 +138,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		MaxSize:            cfg.Nodes.Max,
 		PublicAccessCIDRs:  cfg.PublicAccessCIDRs,
 		AdminPrincipalARNs: cfg.AdminPrincipalARNs,
+		LogRetentionDays:   cfg.LogRetentionDays,
 		Tags:               tags,
 	})
 	if err != nil {
@@ -208,6 +227,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		SystemPath:               pulumi.String(cfg.SystemPath()),
 		FluxVersion:              pulumi.String(versions.Flux),
 		FluxOperatorVersion:      pulumi.String(versions.FluxOperator),
+		LogRetentionDays:         pulumi.String(strconv.Itoa(cfg.LogRetentionDays)),
 	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
 		GitURL:       cfg.Git.URL,
@@ -250,6 +270,60 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		ctx.Export(name, o)
 	}
 	return h, nil
+}
+
+// checkUpgrade refuses a kubernetesVersion EKS would refuse for the
+// deployed cluster (a skipped minor or a downgrade), before anything is
+// created. The deployed version is read from EKS itself (getClusters, then
+// getCluster), not from Pulumi state or a setting: it is the version EKS
+// compares against, even after an upgrade made outside Pulumi.
+func checkUpgrade(ctx *pulumi.Context, cfg stacks.Config) error {
+	list, err := awseks.GetClusters(ctx)
+	if err != nil {
+		return fmt.Errorf("list EKS clusters: %w", err)
+	}
+	if !slices.Contains(list.Names, cfg.HubName) {
+		return nil // first deployment
+	}
+	cl, err := awseks.LookupCluster(ctx, &awseks.LookupClusterArgs{Name: cfg.HubName})
+	if err != nil {
+		return fmt.Errorf("read EKS cluster %s: %w", cfg.HubName, err)
+	}
+	return CheckVersion(cl.Version, cfg.KubernetesVersion)
+}
+
+// CheckVersion is the upgrade rule for a deployed version: the same, or the
+// next minor.
+func CheckVersion(deployed, wanted string) error {
+	if deployed == wanted {
+		return nil
+	}
+	if err := versions.CheckUpgrade(deployed, wanted); err != nil {
+		next := "the next minor"
+		if maj, minor, perr := versions.ParseMinor(deployed); perr == nil {
+			next = fmt.Sprintf("%d.%d", maj, minor+1)
+		}
+		return &stacks.Error{
+			Field: stacks.FullKey(stacks.KubernetesVersionKey), Value: wanted,
+			Allowed: fmt.Sprintf("%s (deployed) or %s: %v", deployed, next, err),
+		}
+	}
+	return nil
+}
+
+// CheckDeployer refuses a stack that lists the deploying identity (the IAM
+// role or user behind the caller's session, issuerArn) as an admin: EKS
+// already gives the cluster creator an admin access entry of its own.
+func CheckDeployer(cfg stacks.Config, issuerARN string) error {
+	if slices.Contains(cfg.AdminPrincipalARNs, issuerARN) {
+		return &stacks.Error{
+			Field: stacks.FullKey(stacks.AdminPrincipalARNsKey), Value: issuerARN,
+			Allowed: "principals other than the identity running pulumi: EKS makes the cluster creator admin by itself " +
+				"(pulumi-eks bootstrapClusterCreatorAdminPermissions) and refuses a second access entry for it (409); " +
+				"remove it from the list, or run pulumi as another role",
+		}
+	}
+	return nil
 }
 
 // NextSteps is what the platform team does after the first `pulumi up`.

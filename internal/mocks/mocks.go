@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 )
 
@@ -56,17 +58,28 @@ type Resource struct {
 	PropertyDeps   map[string][]string
 	DeleteTimeout  string
 	AdditionalSecs []string
+	// Protect is the resource's protect option.
+	Protect bool
 }
 
 // Mocks implements pulumi.MockResourceMonitor.
 type Mocks struct {
-	Stack  string
-	AZs    []string
-	ctx    *pulumi.Context
-	mu     sync.Mutex
-	res    []*Resource
-	byURN  map[string]*Resource
-	invoke []string
+	Stack string
+	AZs   []string
+	// CallerARN is what getCallerIdentity answers (default user/ci); the
+	// session context's issuer is the role behind an assumed-role ARN.
+	CallerARN string
+	// DryRun runs the program as a preview: the monitor leaves outputs of
+	// custom resources unknown, as the engine does.
+	DryRun bool
+	// Clusters are the EKS clusters that already exist, name to version
+	// (what getClusters and getCluster answer).
+	Clusters map[string]string
+	ctx      *pulumi.Context
+	mu       sync.Mutex
+	res      []*Resource
+	byURN    map[string]*Resource
+	invoke   []string
 	// synthetic names the children registered for remote components.
 	synthetic map[string]bool
 	// eips counts Elastic IPs, each given the next EIPBase address.
@@ -75,7 +88,7 @@ type Mocks struct {
 
 // New returns mocks for stack "test" in a region with three zones.
 func New() *Mocks {
-	return &Mocks{Stack: Stack, AZs: []string{Region + "a", Region + "b", Region + "c"}, byURN: map[string]*Resource{}}
+	return &Mocks{Stack: Stack, CallerARN: "arn:aws:iam::" + AccountID + ":user/ci", AZs: []string{Region + "a", Region + "b", Region + "c"}, byURN: map[string]*Resource{}}
 }
 
 // Run runs program under the mocks with the given stack config (full keys).
@@ -85,7 +98,10 @@ func (m *Mocks) Run(config map[string]string, program pulumi.RunFunc) error {
 		m.ctx = ctx
 		m.mu.Unlock()
 		return program(ctx)
-	}, pulumi.WithMocks(Project, m.Stack, m), func(info *pulumi.RunInfo) { info.Config = config })
+	}, pulumi.WithMocks(Project, m.Stack, m), func(info *pulumi.RunInfo) {
+		info.Config = config
+		info.DryRun = m.DryRun
+	})
 }
 
 // Resources returns the recorded registrations in order, without the
@@ -161,8 +177,31 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	switch args.Token {
 	case "aws:index/getCallerIdentity:getCallerIdentity":
 		return resource.NewPropertyMapFromMap(map[string]any{
-			"accountId": AccountID, "arn": "arn:aws:iam::" + AccountID + ":user/ci", "id": AccountID, "userId": "AIDAEXAMPLE",
+			"accountId": AccountID, "arn": m.CallerARN, "id": AccountID, "userId": "AIDAEXAMPLE",
 		}), nil
+	case "aws:eks/getClusters:getClusters":
+		names := []any{}
+		for n := range m.Clusters {
+			names = append(names, n)
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"names": names, "id": Region}), nil
+	case "aws:eks/getCluster:getCluster":
+		name := args.Args["name"].StringValue()
+		v, ok := m.Clusters[name]
+		if !ok {
+			return nil, fmt.Errorf("mocks: reading EKS Cluster (%s): couldn't find resource", name)
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"name": name, "version": v, "id": name}), nil
+	case "aws:iam/getSessionContext:getSessionContext":
+		arn := args.Args["arn"].StringValue()
+		issuer := arn
+		// arn:aws:sts::<account>:assumed-role/<name>/<session> -> role/<name>
+		// (the mock's roles have no path).
+		if rest, ok := strings.CutPrefix(arn, "arn:aws:sts::"+AccountID+":assumed-role/"); ok {
+			name, _, _ := strings.Cut(rest, "/")
+			issuer = "arn:aws:iam::" + AccountID + ":role/" + name
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"arn": arn, "issuerArn": issuer, "id": arn}), nil
 	case "aws:index/getPartition:getPartition":
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"partition": Partition, "dnsSuffix": "amazonaws.com", "id": Partition, "reverseDnsPrefix": "com.amazonaws",
@@ -170,7 +209,17 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	case "aws:index/getAvailabilityZones:getAvailabilityZones":
 		ids := make([]any, len(m.AZs))
 		names := make([]any, len(m.AZs))
+		// The zones of the stack's region (AZs are written for Region).
+		m.mu.Lock()
+		region := ""
+		if m.ctx != nil {
+			region = config.Get(m.ctx, "aws:region")
+		}
+		m.mu.Unlock()
 		for i, az := range m.AZs {
+			if region != "" {
+				az = region + strings.TrimPrefix(az, Region)
+			}
 			names[i] = az
 			ids[i] = fmt.Sprintf("euw1-az%d", i+1)
 		}
@@ -195,6 +244,7 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 			r.DeleteTimeout = t.GetDelete()
 		}
 		r.AdditionalSecs = rpc.GetAdditionalSecretOutputs()
+		r.Protect = rpc.GetProtect()
 	}
 	r.URN = m.URN(r.Parent, r.Type, r.Name)
 
@@ -215,10 +265,32 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 			id = v.StringValue()
 			delete(state, "id")
 		}
+		// tls: outputs flow into secret inputs (the sealing secret's
+		// value), and the SDK's mock monitor refuses an unknown inside a
+		// secret; they stay known, everything else computed is unknown.
+		if m.DryRun && !strings.HasPrefix(r.Type, "tls:") {
+			// A preview of a create: what the provider computes is unknown.
+			// The SDK's mock monitor drops unknowns, and in a preview the
+			// SDK reads a missing output as unknown, so they are left out.
+			// Children of remote components keep their id so references
+			// to them resolve. Secret outputs stay known: the SDK's mock
+			// monitor cannot carry an unknown secret ("malformed RPC
+			// secret").
+			for k := range state {
+				if _, in := args.Inputs[k]; !in && !slices.Contains(r.AdditionalSecs, string(k)) {
+					delete(state, k)
+				}
+			}
+			m.mu.Lock()
+			if !m.synthetic[r.Name] {
+				id = ""
+			}
+			m.mu.Unlock()
+		}
 	}
 	// The engine marks these outputs secret; so does the mock.
 	for _, k := range r.AdditionalSecs {
-		if v, ok := state[resource.PropertyKey(k)]; ok && !v.IsSecret() {
+		if v, ok := state[resource.PropertyKey(k)]; ok && !v.IsSecret() && !v.IsComputed() {
 			state[resource.PropertyKey(k)] = resource.MakeSecret(v)
 		}
 	}
@@ -287,8 +359,12 @@ func (m *Mocks) fill(r *Resource, s resource.PropertyMap) {
 		set("publicIp", netip.AddrFrom4(base).String())
 		set("allocationId", "eipalloc-"+r.Name)
 	case "random:index/randomId:RandomId":
-		// 3 bytes, as the provider would render them.
-		set("hex", "a1b2c3")
+		// byteLength bytes, as the provider would render them.
+		n := 3
+		if v, ok := s["byteLength"]; ok && v.IsNumber() {
+			n = int(v.NumberValue())
+		}
+		set("hex", strings.Repeat("a1b2c3d4", n)[:2*n])
 		set("b64Url", "obLD")
 	case "tls:index/selfSignedCert:SelfSignedCert":
 		set("certPem", fmt.Sprintf("-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----\n", r.Name))

@@ -1,0 +1,399 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/gitops-fleet/eks-fleet/components/managementcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/hub"
+	"github.com/gitops-fleet/eks-fleet/internal/mocks"
+	"github.com/gitops-fleet/eks-fleet/stacks"
+)
+
+// Day 2: the program runs under the mocks with a stack, then with the
+// edited stack; comparing the two registrations says what the engine would
+// do. A URN in both runs is an update or a replacement of the same
+// resource; a URN only in the first run is a delete.
+
+const (
+	adminA = "arn:aws:iam::111122223333:role/platform-admin"
+	// An IAM Identity Center role: a path in the ARN.
+	adminB = "arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123456789abcdef"
+)
+
+// physicalName is the input holding a resource's fixed AWS name, for the
+// types the program gives one.
+var physicalName = map[string]string{
+	"aws:iam/role:Role":                                 "name",
+	"aws:iam/policy:Policy":                             "name",
+	"aws:cloudwatch/logGroup:LogGroup":                  "name",
+	"aws:secretsmanager/secret:Secret":                  "name",
+	"aws:kms/alias:Alias":                               "name",
+	"eks:index:ManagedNodeGroup":                        "nodeGroupName",
+	"aws:eks/nodeGroup:NodeGroup":                       "nodeGroupName",
+	"aws:ec2/subnet:Subnet":                             "",
+	"aws:iam/rolePolicyAttachment:RolePolicyAttachment": "",
+}
+
+// forceNew are the inputs whose change replaces the resource
+// (terraform-provider-aws schemas: aws_eks_node_group, aws_iam_policy,
+// aws_iam_role, aws_cloudwatch_log_group, aws_secretsmanager_secret).
+var forceNew = map[string][]string{
+	"eks:index:ManagedNodeGroup":       {"instanceTypes", "amiType", "subnetIds", "nodeGroupName", "nodeGroupNamePrefix", "capacityType", "diskSize"},
+	"aws:iam/policy:Policy":            {"name", "namePrefix", "description", "path"},
+	"aws:iam/role:Role":                {"name", "namePrefix"},
+	"aws:cloudwatch/logGroup:LogGroup": {"name", "namePrefix"},
+	"aws:secretsmanager/secret:Secret": {"name", "namePrefix"},
+	"aws:kms/alias:Alias":              {"name", "namePrefix"},
+}
+
+func mgmtWith(t *testing.T, set map[string]string) map[string]string {
+	t.Helper()
+	cfg := stackConfig(t, "Pulumi.mgmt.yaml")
+	cfg["eks-fleet:adminPrincipalArns"] = `["` + adminA + `","` + adminB + `"]`
+	maps.Copy(cfg, set)
+	return cfg
+}
+
+func runMocks(t *testing.T, cfg map[string]string, setup func(*mocks.Mocks)) (*mocks.Mocks, error) {
+	t.Helper()
+	m := mocks.New()
+	if setup != nil {
+		setup(m)
+	}
+	return m, m.Run(cfg, hub.Run)
+}
+
+func byURN(m *mocks.Mocks) map[string]*mocks.Resource {
+	out := map[string]*mocks.Resource{}
+	for _, r := range m.Resources() {
+		out[r.URN] = r
+	}
+	return out
+}
+
+func input(r *mocks.Resource, k string) resource.PropertyValue {
+	v := r.Inputs[resource.PropertyKey(k)]
+	if v.IsSecret() {
+		v = v.SecretValue().Element
+	}
+	return v
+}
+
+// accessEntries maps each access entry key of the hub cluster to its
+// principal.
+func accessEntries(t tb, m *mocks.Mocks) map[string]string {
+	t.Helper()
+	c := m.One("eks:index:Cluster", hub.ClusterResource)
+	if c == nil {
+		t.Fatal("no hub cluster")
+	}
+	out := map[string]string{}
+	for k, v := range input(c, "accessEntries").ObjectValue() {
+		out[string(k)] = v.ObjectValue()["principalArn"].StringValue()
+	}
+	return out
+}
+
+// checkEngine asserts what must hold for any edit: no resource keeps a
+// fixed physical name across a change of a ForceNew input (the
+// create-first replacement would collide with itself), access entries that
+// survive keep their principal (a replaced entry collides with the other
+// entry still holding that principal), and sealing keys are protected, so
+// a key that disappears from the program is refused deletion.
+func checkEngine(t tb, before, after *mocks.Mocks) {
+	t.Helper()
+	b, a := byURN(before), byURN(after)
+	for urn, old := range b {
+		nw, ok := a[urn]
+		if !ok {
+			if isSealingKey(old) && !old.Protect {
+				t.Errorf("sealing key %s dropped and not protected: the engine would destroy it", old.Name)
+			}
+			continue
+		}
+		var changed []string
+		for _, k := range forceNew[old.Type] {
+			if !input(old, k).DeepEquals(input(nw, k)) {
+				changed = append(changed, k)
+			}
+		}
+		if len(changed) == 0 {
+			continue
+		}
+		if f := physicalName[old.Type]; f != "" {
+			on, nn := input(old, f), input(nw, f)
+			if on.IsString() && on.StringValue() != "" && on.DeepEquals(nn) {
+				t.Errorf("%s %s: ForceNew %v changed but the physical %s %q stays: the create-first replacement collides",
+					old.Type, old.Name, changed, f, on.StringValue())
+			}
+		}
+	}
+	eb, ea := accessEntries(t, before), accessEntries(t, after)
+	for k, p := range ea {
+		if q, ok := eb[k]; ok && q != p {
+			t.Errorf("access entry %s: principal %s -> %s (replacement collides with the entry still holding it)", k, q, p)
+		}
+	}
+	for _, r := range after.ByType("tls:index/privateKey:PrivateKey") {
+		if isSealingKey(r) && !r.Protect {
+			t.Errorf("sealing key %s not protected", r.Name)
+		}
+	}
+}
+
+func TestDay2Edits(t *testing.T) {
+	cases := []struct {
+		name        string
+		before, now map[string]string
+		setupNow    func(*mocks.Mocks)
+		check       func(t *testing.T, before, after *mocks.Mocks)
+	}{
+		{
+			name: "first admin removed",
+			now:  map[string]string{"eks-fleet:adminPrincipalArns": `["` + adminB + `"]`},
+			check: func(t *testing.T, before, after *mocks.Mocks) {
+				k := managementcluster.AccessEntryKey(adminB)
+				if accessEntries(t, before)[k] != adminB || !maps.Equal(accessEntries(t, after), map[string]string{k: adminB}) {
+					t.Errorf("survivor's entry moved: before %v after %v", accessEntries(t, before), accessEntries(t, after))
+				}
+			},
+		},
+		{
+			name: "admins reordered",
+			now:  map[string]string{"eks-fleet:adminPrincipalArns": `["` + adminB + `","` + adminA + `"]`},
+			check: func(t *testing.T, before, after *mocks.Mocks) {
+				if !maps.Equal(accessEntries(t, before), accessEntries(t, after)) {
+					t.Errorf("entries changed: %v -> %v", accessEntries(t, before), accessEntries(t, after))
+				}
+			},
+		},
+		{
+			name: "instance types changed",
+			now:  map[string]string{"eks-fleet:nodeInstanceTypes": `["m7g.large","c7g.large"]`},
+			check: func(t *testing.T, before, after *mocks.Mocks) {
+				ng := after.One("eks:index:ManagedNodeGroup", hub.ClusterResource+"-nodes")
+				if ng == nil || before.One("eks:index:ManagedNodeGroup", hub.ClusterResource+"-nodes") == nil {
+					t.Fatal("node group not kept under its logical name")
+				}
+				if input(ng, "amiType").StringValue() != "AL2023_ARM_64_STANDARD" {
+					t.Errorf("amiType %v", input(ng, "amiType"))
+				}
+			},
+		},
+		{
+			name: "zone count lowered",
+			now:  map[string]string{"eks-fleet:availabilityZones": "2"},
+			check: func(t *testing.T, before, after *mocks.Mocks) {
+				b := byURN(before)
+				for _, az := range []string{"a", "b"} {
+					for _, kind := range []string{"public", "private"} {
+						r := after.One("aws:ec2/subnet:Subnet", hub.ClusterResource+"-"+kind+"-"+mocks.Region+az)
+						if r == nil || b[r.URN] == nil {
+							t.Errorf("%s subnet in zone %s not kept", kind, az)
+						}
+					}
+				}
+				if n := len(after.ByType("aws:ec2/subnet:Subnet")); n != 4 {
+					t.Errorf("%d subnets, want 4", n)
+				}
+			},
+		},
+		{
+			name: "sealing key appended",
+			now:  map[string]string{"eks-fleet:sealingKeyIds": `["key-2026-01","key-2026-07"]`},
+			check: func(t *testing.T, before, after *mocks.Mocks) {
+				old := before.One("tls:index/privateKey:PrivateKey", hub.SealingResource+"-key-2026-01")
+				if old == nil || byURN(after)[old.URN] == nil {
+					t.Fatal("the first key did not survive the rotation")
+				}
+			},
+		},
+		{
+			name: "sealing key renamed",
+			now:  map[string]string{"eks-fleet:sealingKeyIds": `["key-2026-1"]`},
+			check: func(t *testing.T, before, after *mocks.Mocks) {
+				old := before.One("tls:index/privateKey:PrivateKey", hub.SealingResource+"-key-2026-01")
+				if old == nil || !old.Protect || byURN(after)[old.URN] != nil {
+					t.Fatalf("renamed key: before %+v", old)
+				}
+			},
+		},
+		{
+			name:     "version raised by one minor",
+			before:   map[string]string{"eks-fleet:kubernetesVersion": "1.35"},
+			now:      map[string]string{"eks-fleet:kubernetesVersion": "1.36"},
+			setupNow: func(m *mocks.Mocks) { m.Clusters = map[string]string{"mgmt": "1.35"} },
+			check: func(t *testing.T, before, after *mocks.Mocks) {
+				c := after.One("eks:index:Cluster", hub.ClusterResource)
+				ng := after.One("eks:index:ManagedNodeGroup", hub.ClusterResource+"-nodes")
+				if input(c, "version").StringValue() != "1.36" || input(ng, "version").StringValue() != "1.36" {
+					t.Errorf("cluster %v, nodes %v, want both 1.36", input(c, "version"), input(ng, "version"))
+				}
+				if !slices.Contains(ng.Dependencies, c.URN) {
+					t.Errorf("node group does not wait for the control plane: %v", ng.Dependencies)
+				}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before, err := runMocks(t, mgmtWith(t, tc.before), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := mgmtWith(t, tc.before)
+			maps.Copy(now, tc.now)
+			after, err := runMocks(t, now, tc.setupNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkEngine(t, before, after)
+			tc.check(t, before, after)
+		})
+	}
+}
+
+// TestDay2CheckCatchesFixedNames proves checkEngine can fail: a planted
+// node group that keeps a fixed name across an instance type change.
+func TestDay2CheckCatchesFixedNames(t *testing.T) {
+	before, err := runMocks(t, mgmtWith(t, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := runMocks(t, mgmtWith(t, map[string]string{"eks-fleet:nodeInstanceTypes": `["m7i.large"]`}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*mocks.Mocks{before, after} {
+		ng := m.One("eks:index:ManagedNodeGroup", hub.ClusterResource+"-nodes")
+		ng.Inputs["nodeGroupName"] = resource.NewProperty("mgmt-system")
+	}
+	// Index-keyed access entries, as before: removing the first admin
+	// re-keys the second (B now under the key A had).
+	c := after.One("eks:index:Cluster", hub.ClusterResource)
+	entryB := c.Inputs["accessEntries"].ObjectValue()[resource.PropertyKey(managementcluster.AccessEntryKey(adminB))]
+	moved := resource.PropertyMap{resource.PropertyKey(managementcluster.AccessEntryKey(adminA)): entryB}
+	c.Inputs["accessEntries"] = resource.NewObjectProperty(moved)
+	key := after.One("tls:index/privateKey:PrivateKey", hub.SealingResource+"-key-2026-01")
+	key.Protect = false
+
+	rec := &recorder{t: t}
+	checkEngine(rec, before, after)
+	for _, want := range []string{"nodeGroupName \"mgmt-system\" stays", "access entry " + managementcluster.AccessEntryKey(adminA), "not protected"} {
+		if !slices.ContainsFunc(rec.errs, func(e string) bool { return strings.Contains(e, want) }) {
+			t.Errorf("planted problem %q not reported; reported %q", want, rec.errs)
+		}
+	}
+}
+
+func TestUpgradeSkippingAMinorRefused(t *testing.T) {
+	cases := []struct{ deployed, wanted string }{{"1.34", "1.36"}, {"1.36", "1.35"}}
+	for _, tc := range cases {
+		m, err := runMocks(t, mgmtWith(t, map[string]string{"eks-fleet:kubernetesVersion": tc.wanted}),
+			func(m *mocks.Mocks) { m.Clusters = map[string]string{"mgmt": tc.deployed} })
+		if err == nil || !strings.Contains(err.Error(), stacks.FullKey(stacks.KubernetesVersionKey)) || !strings.Contains(err.Error(), tc.deployed+" (deployed)") {
+			t.Errorf("%s -> %s: err %v", tc.deployed, tc.wanted, err)
+		}
+		if n := len(m.Resources()); n != 0 {
+			t.Errorf("%s -> %s: %d resources registered", tc.deployed, tc.wanted, n)
+		}
+	}
+	// Another account's cluster of another name does not matter.
+	if _, err := runMocks(t, mgmtWith(t, nil), func(m *mocks.Mocks) { m.Clusters = map[string]string{"prod": "1.34"} }); err != nil {
+		t.Errorf("unrelated cluster: %v", err)
+	}
+}
+
+func TestDeployerListedAsAdminRefused(t *testing.T) {
+	m, err := runMocks(t, mgmtWith(t, nil), func(m *mocks.Mocks) {
+		m.CallerARN = "arn:aws:sts::" + mocks.AccountID + ":assumed-role/platform-admin/alice"
+	})
+	if err == nil || !strings.Contains(err.Error(), stacks.FullKey(stacks.AdminPrincipalARNsKey)) || !strings.Contains(err.Error(), adminA) {
+		t.Fatalf("err %v", err)
+	}
+	if n := len(m.Resources()); n != 0 {
+		t.Errorf("%d resources registered", n)
+	}
+	if _, err := runMocks(t, mgmtWith(t, nil), func(m *mocks.Mocks) {
+		m.CallerARN = "arn:aws:sts::" + mocks.AccountID + ":assumed-role/ci-deployer/run-1"
+	}); err != nil {
+		t.Errorf("other deployer: %v", err)
+	}
+}
+
+// TestPreview: with DryRun the computed outputs are unknown, and the
+// program still registers everything it registers on up.
+func TestPreview(t *testing.T) {
+	up, err := runMocks(t, mgmtWith(t, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, err := runMocks(t, mgmtWith(t, nil), func(m *mocks.Mocks) { m.DryRun = true })
+	if err != nil {
+		t.Fatalf("preview: %v", err)
+	}
+	if a, b := up.SortedTypes(), pre.SortedTypes(); !slices.Equal(a, b) {
+		t.Fatalf("preview registered %v, up %v", b, a)
+	}
+	// The unknowns really reached dependents: the boundary policy's
+	// document needs the secret's ARN, unknown before the secret exists
+	// (the SDK's mock monitor drops unknown inputs, so it is absent).
+	bnd, bndUp := pre.One("aws:iam/policy:Policy", hub.BoundaryResource), up.One("aws:iam/policy:Policy", hub.BoundaryResource)
+	if _, ok := bnd.Inputs["policy"]; ok {
+		t.Errorf("boundary policy known in preview: %v", bnd.Inputs["policy"])
+	}
+	if _, ok := bndUp.Inputs["policy"]; !ok {
+		t.Error("boundary policy missing on up")
+	}
+}
+
+// TestControlPlaneLogGroup: owned, with the retention, before the cluster.
+func TestControlPlaneLogGroup(t *testing.T) {
+	m, err := runMocks(t, mgmtWith(t, map[string]string{"eks-fleet:logRetentionDays": "365"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := m.One("aws:cloudwatch/logGroup:LogGroup", hub.ClusterResource+"-control-plane")
+	if lg == nil {
+		t.Fatal("no control-plane log group")
+	}
+	if n, d := input(lg, "name").StringValue(), input(lg, "retentionInDays").NumberValue(); n != "/aws/eks/mgmt/cluster" || d != 365 {
+		t.Errorf("log group %s retention %v", n, d)
+	}
+	c := m.One("eks:index:Cluster", hub.ClusterResource)
+	if !slices.Contains(c.Dependencies, lg.URN) {
+		t.Error("cluster does not depend on its log group")
+	}
+	if _, ok := c.Inputs["instanceRoles"]; !ok {
+		t.Error("cluster has no instanceRoles: pulumi-eks would create its own unused instance role")
+	}
+}
+
+func isSealingKey(r *mocks.Resource) bool {
+	return r.Type == "tls:index/privateKey:PrivateKey" && strings.HasPrefix(r.Name, hub.SealingResource+"-")
+}
+
+// tb is what checkEngine reports through.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+}
+
+// recorder collects checkEngine's findings instead of failing.
+type recorder struct {
+	t    *testing.T
+	errs []string
+}
+
+func (r *recorder) Helper()           {}
+func (r *recorder) Fatal(args ...any) { r.t.Fatal(args...) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
