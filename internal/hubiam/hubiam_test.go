@@ -42,7 +42,7 @@ func TestDocumentsRoundTripAndAreLeastPrivilege(t *testing.T) {
 		}
 		for _, st := range back.Statement {
 			for _, a := range st.Action {
-				if !strings.Contains(a, ":") {
+				if st.Effect == Allow && !strings.Contains(a, ":") {
 					t.Errorf("%s %s: action %q has no service", name, st.Sid, a)
 				}
 			}
@@ -92,12 +92,19 @@ func TestCrossplaneIAMIsFenced(t *testing.T) {
 			}
 			switch {
 			case strings.Contains(a, "OpenIDConnectProvider"):
-				if !slices.Equal(st.Resource, []string{"arn:aws:iam::111122223333:oidc-provider/oidc.eks.*"}) {
+				if !slices.Equal(st.Resource, []string{"arn:aws:iam::111122223333:oidc-provider/oidc.eks.*.amazonaws.com/id/*"}) {
 					t.Errorf("%s on %v", a, st.Resource)
+				}
+				if st.Condition["StringLike"]["aws:ResourceTag/"+TagCluster] != "mgmt-*" && st.Condition["StringLike"]["aws:RequestTag/"+TagCluster] != "mgmt-*" {
+					t.Errorf("%s not limited to providers tagged as the fleet's: %v", a, st.Condition)
 				}
 			case a == "iam:CreateServiceLinkedRole":
 				if st.Condition["StringEquals"]["iam:AWSServiceName"] == nil {
 					t.Errorf("%s without service condition", a)
+				}
+			case a == "iam:PassRole":
+				if !slices.Equal(st.Resource, []string{"arn:aws:iam::111122223333:role/mgmt-spoke-*-cluster", "arn:aws:iam::111122223333:role/mgmt-spoke-*-node"}) {
+					t.Errorf("%s on %v", a, st.Resource)
 				}
 			default:
 				if !slices.Equal(st.Resource, []string{prefixARN}) {
@@ -110,9 +117,8 @@ func TestCrossplaneIAMIsFenced(t *testing.T) {
 				}
 			}
 			if a == "iam:PassRole" {
-				svcs, _ := st.Condition["StringEquals"]["iam:PassedToService"].([]string)
-				if !slices.Equal(svcs, []string{"eks.amazonaws.com", "ec2.amazonaws.com"}) {
-					t.Errorf("PassRole to %v", svcs)
+				if svc := st.Condition["StringEquals"]["iam:PassedToService"]; svc != "eks.amazonaws.com" {
+					t.Errorf("PassRole to %v", svc)
 				}
 			}
 			if a == "iam:DeleteRolePermissionsBoundary" || a == "iam:CreatePolicyVersion" {
