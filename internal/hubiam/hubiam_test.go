@@ -1,6 +1,7 @@
 package hubiam
 
 import (
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -179,18 +180,30 @@ func TestReadersAndFlux(t *testing.T) {
 }
 
 func TestBoundaryAllowsWhatSpokeRolesNeed(t *testing.T) {
-	actions := SpokeBoundary(env, secretARN, keyARN).Actions()
+	b := SpokeBoundary(env, secretARN, keyARN)
+	actions := b.Actions()
 	for _, a := range []string{
 		"ec2:CreateNetworkInterface", "ecr:GetAuthorizationToken", "elasticloadbalancing:CreateLoadBalancer",
-		"secretsmanager:GetSecretValue", "kms:Decrypt", "dynamodb:*", "sqs:*", "iam:CreateRole",
+		"secretsmanager:GetSecretValue", "kms:Decrypt", "dynamodb:PutItem", "sqs:SendMessage", "iam:CreateRole",
 	} {
-		if !slices.Contains(actions, a) {
+		if !coveredBy(b, a) {
 			t.Errorf("boundary lacks %s", a)
 		}
 	}
 	if slices.Contains(actions, "iam:DeleteRolePermissionsBoundary") || slices.Contains(actions, "iam:CreatePolicyVersion") {
 		t.Error("boundary allows changing the boundary")
 	}
+}
+
+func coveredBy(d Document, a string) bool {
+	for _, st := range d.Statement {
+		for _, p := range st.Action {
+			if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(a)); ok && st.Effect == Allow {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func TestEnvValidate(t *testing.T) {

@@ -49,10 +49,14 @@ func (e Env) managedPolicy(name string) string {
 
 // Validate reports an Env that would build ARNs with holes.
 func (e Env) Validate() error {
-	for k, v := range map[string]string{"Partition": e.Partition, "AccountID": e.AccountID, "Region": e.Region, "HubName": e.HubName} {
-		if v == "" {
-			return fmt.Errorf("hubiam.Env.%s is empty", k)
+	var empty []string
+	for _, f := range []struct{ k, v string }{{"Partition", e.Partition}, {"AccountID", e.AccountID}, {"Region", e.Region}, {"HubName", e.HubName}} {
+		if f.v == "" {
+			empty = append(empty, "hubiam.Env."+f.k)
 		}
+	}
+	if len(empty) > 0 {
+		return fmt.Errorf("%s empty", strings.Join(empty, ", "))
 	}
 	return nil
 }
@@ -82,19 +86,21 @@ const (
 	// TagEKSCluster is the tag EKS puts on the cluster security group and
 	// the control plane's network interfaces.
 	TagEKSCluster = "aws:eks:cluster-name"
+	// TagEKSNodeCluster is the tag EKS puts on a managed node group's
+	// instances.
+	TagEKSNodeCluster = "eks:cluster-name"
 	// TagCNICluster is the tag the VPC CNI puts on the ENIs it creates.
 	TagCNICluster = "cluster.k8s.amazonaws.com/name"
-	// TagEBSCluster is the tag the EBS CSI driver puts on its volumes.
-	TagEBSCluster = "KubernetesCluster"
 )
 
 // ProtectedTags are the tag keys the fence reads from principals.
-func ProtectedTags() []string { return []string{TagSpoke, TagOIDC} }
+func ProtectedTags() []string { return []string{TagSpoke, TagCluster, TagOIDC} }
 
 // The policy variables the boundary reads from the calling role's tags.
 const (
-	varSpoke = "${aws:PrincipalTag/" + TagSpoke + "}"
-	varOIDC  = "${aws:PrincipalTag/" + TagOIDC + "}"
+	varSpoke   = "${aws:PrincipalTag/" + TagSpoke + "}"
+	varOIDC    = "${aws:PrincipalTag/" + TagOIDC + "}"
+	varCluster = "${aws:PrincipalTag/" + TagCluster + "}"
 )
 
 // MintedRoleSeparator follows the spoke's name in the names of what a
@@ -102,8 +108,9 @@ const (
 // contains it, so spoke pay's patterns never cover spoke pay-eu's.
 const MintedRoleSeparator = "_"
 
-// spokeCluster is the EKS cluster name of the calling spoke.
-func (e Env) spokeCluster() string { return e.HubName + "-" + varSpoke }
+// spokeCluster is the EKS cluster name of the calling spoke, from the
+// role's protected eksfleet.io/cluster tag.
+func (e Env) spokeCluster() string { return varCluster }
 
 func (e Env) arn(service, region, resource string) string {
 	acct := e.AccountID
@@ -311,115 +318,117 @@ func Flux(e Env) Document {
 // SpokeBoundary is the permissions boundary every spoke role carries
 // (SPOKE_PERMISSIONS_BOUNDARY_ARN): the most any spoke role may ever do,
 // whatever policy is attached to it, scoped by the role's own spoke tag.
+// IAM allows nothing a boundary does not allow, so it needs few denies: only
+// where an allow would reach too far.
 func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 	cluster := e.spokeCluster()
-	own := func(op, key string) map[string]map[string]any {
-		return map[string]map[string]any{op: {key: cluster}}
-	}
 	mine := e.SpokeRolePrefix() + varSpoke
-	data := e.HubName + "-" + varSpoke + MintedRoleSeparator + "*"
+	minted := []string{e.arn("iam", "", "role/"+mine+MintedRoleSeparator+"*")}
+	data := cluster + MintedRoleSeparator + "*"
+	ec2 := func(r string) string { return fmt.Sprintf("arn:%s:ec2:*:*:%s", e.Partition, r) }
 	st := []Statement{
 		{
-			// Reads IAM grants only on "*", and the node and CNI calls that
-			// name no resource of another tenant.
+			// Reads IAM grants only on "*", and the load balancer controller's
+			// WAF and Shield calls (which also need a write on the spoke's
+			// own load balancer below).
 			Sid: "Read", Effect: Allow,
 			Action: []string{
 				"ec2:Describe*", "ec2:GetCoipPoolUsage", "ec2:GetIpamPoolCidrs", "ec2:GetSecurityGroupsForVpc",
-				"elasticloadbalancing:Describe*", "autoscaling:Describe*", "ecr:GetAuthorizationToken",
-				"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:DescribeImages", "ecr:DescribeRepositories",
-				"ecr:GetDownloadUrlForLayer", "ecr:GetRepositoryPolicy", "ecr:ListImages", "eks:ListClusters",
+				"elasticloadbalancing:Describe*", "ecr:BatchCheck*", "ecr:BatchGet*",
+				"ecr:Describe*", "ecr:Get*", "ecr:List*", "eks:ListClusters",
 				"acm:DescribeCertificate", "acm:ListCertificates", "cognito-idp:DescribeUserPoolClient",
-				"iam:GetServerCertificate", "iam:ListServerCertificates", "shield:DescribeProtection",
-				"shield:GetSubscriptionState", "waf-regional:GetWebACL", "waf-regional:GetWebACLForResource",
-				"wafv2:GetWebACL", "wafv2:GetWebACLForResource", "dynamodb:DescribeLimits", "dynamodb:ListTables",
-				"sqs:ListQueues", "kms:DescribeKey", "eks-auth:AssumeRoleForPodIdentity",
+				"iam:GetServerCertificate", "iam:ListServerCertificates", "shield:*Protection",
+				"shield:GetSubscriptionState", "waf-regional:*WebACL*", "wafv2:*WebACL*",
+				"dynamodb:DescribeLimits", "dynamodb:ListTables", "sqs:ListQueues", "kms:DescribeKey",
+				"eks-auth:AssumeRoleForPodIdentity",
 			},
 			Resource: []string{"*"},
 		},
 		{Sid: "OwnCluster", Effect: Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{e.arn("eks", "*", "cluster/"+cluster)}},
 		{
-			// Creating a network interface, volume or security group: tagged
-			// as the spoke's at creation.
-			Sid: "CreateOwn", Effect: Allow,
-			Action: []string{"ec2:CreateNetworkInterface", "ec2:CreateSecurityGroup", "ec2:CreateVolume",
-				"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup",
-				"elasticloadbalancing:CreateListener", "elasticloadbalancing:CreateRule"},
-			Resource: []string{"*"},
-			Condition: map[string]map[string]any{"ForAnyValue:StringEquals": {"aws:TagKeys": []string{TagCluster, TagLBCCluster, TagCNICluster, TagEBSCluster}},
-				"StringEqualsIfExists": {"aws:RequestTag/" + TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster, "aws:RequestTag/" + TagCNICluster: cluster, "aws:RequestTag/" + TagEBSCluster: cluster}},
+			// New network interfaces, security groups and load balancers;
+			// their subnet and VPC must be the spoke's (below), and their
+			// fleet tag, if any, the spoke's own. No spoke role needs EBS
+			// volumes (no EBS CSI driver on spokes; node volumes are made
+			// by EKS's service-linked role).
+			Sid: "New", Effect: Allow,
+			Action: []string{"ec2:CreateNetworkInterface", "ec2:CreateSecurityGroup", "ec2:CreateTags",
+				"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup", "elasticloadbalancing:AddTags"},
+			Resource: []string{ec2("network-interface/*"), ec2("security-group/*"),
+				e.arn("elasticloadbalancing", "*", "loadbalancer/*"), e.arn("elasticloadbalancing", "*", "targetgroup/*")},
+			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster}},
 		},
-		{Sid: "TagOnCreate", Effect: Allow, Action: []string{"ec2:CreateTags", "elasticloadbalancing:AddTags"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"ForAnyValue:StringEquals": {"ec2:CreateAction": []string{"CreateNetworkInterface", "CreateSecurityGroup", "CreateVolume"}}}},
-		{Sid: "TagOnCreateLB", Effect: Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"ForAnyValue:StringEquals": {"elasticloadbalancing:CreateAction": []string{"CreateLoadBalancer", "CreateTargetGroup"}}}},
 	}
-	// Writes on existing network interfaces, volumes, security groups,
+	// Writes on existing network interfaces, security groups, subnets,
 	// instances and load balancers: only those tagged as the spoke's, by
-	// any of the tags the spoke's controllers and EKS put on them.
-	writes := []string{
-		"ec2:AssignIpv6Addresses", "ec2:AssignPrivateIpAddresses", "ec2:AttachNetworkInterface", "ec2:AttachVolume",
-		"ec2:AuthorizeSecurityGroupIngress", "ec2:CreateNetworkInterfacePermission", "ec2:CreateTags", "ec2:DeleteNetworkInterface",
-		"ec2:DeleteSecurityGroup", "ec2:DeleteTags", "ec2:DeleteVolume", "ec2:DetachNetworkInterface", "ec2:DetachVolume",
-		"ec2:ModifyInstanceAttribute", "ec2:ModifyNetworkInterfaceAttribute", "ec2:ModifyVolume",
-		"ec2:RevokeSecurityGroupIngress", "ec2:UnassignIpv6Addresses", "ec2:UnassignPrivateIpAddresses",
-		"elasticloadbalancing:*",
-	}
-	for _, tag := range []string{TagCluster, TagLBCCluster, TagEKSCluster, TagCNICluster, TagEBSCluster} {
-		st = append(st, Statement{Sid: "Own" + sidPart(tag), Effect: Allow, Action: slices.Clone(writes),
-			Resource:  []string{e.arn("ec2", "*", "*"), e.arn("elasticloadbalancing", "*", "*")},
-			Condition: own("StringEquals", "aws:ResourceTag/"+tag)})
+	// the tag each writer puts on them (the fleet's own, EKS's on the
+	// cluster security group and nodes, the VPC CNI's, the load balancer
+	// controller's).
+	var (
+		eni  = []string{"ec2:*Ipv6Addresses", "ec2:*PrivateIpAddresses", "ec2:*NetworkInterface*"}
+		sg   = []string{"ec2:*SecurityGroup*"}
+		tags = []string{"ec2:*Tags"}
+		elb  = []string{"elasticloadbalancing:*"}
+	)
+	for _, w := range []struct {
+		tag     string
+		actions [][]string
+	}{
+		{TagCluster, [][]string{eni, sg, tags}},
+		{TagEKSCluster, [][]string{eni, sg, tags}},
+		{TagEKSNodeCluster, [][]string{eni}},
+		{TagCNICluster, [][]string{eni, tags}},
+		{TagLBCCluster, [][]string{sg, tags, elb}},
+	} {
+		res := []string{"*"}
+		if slices.Contains(w.actions[len(w.actions)-1], elb[0]) {
+			res = []string{ec2("*"), e.arn("elasticloadbalancing", "*", "*")}
+		}
+		st = append(st, Statement{Sid: "Own" + sidPart(w.tag), Effect: Allow, Action: slices.Concat(w.actions...),
+			Resource: res, Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + w.tag: cluster}}})
 	}
 	st = append(st,
-		Statement{Sid: "LBCExtras", Effect: Allow, Action: []string{
-			"shield:CreateProtection", "shield:DeleteProtection", "waf-regional:AssociateWebACL",
-			"waf-regional:DisassociateWebACL", "wafv2:AssociateWebACL", "wafv2:DisassociateWebACL",
-		}, Resource: []string{e.arn("elasticloadbalancing", "*", "loadbalancer/*"), "arn:" + e.Partition + ":wafv2:*:" + e.AccountID + ":*", "arn:" + e.Partition + ":waf-regional:*:" + e.AccountID + ":*", "arn:" + e.Partition + ":shield::" + e.AccountID + ":protection/*"}},
-		Statement{Sid: "ServiceLinkedRoles", Effect: Allow, Action: []string{"iam:CreateServiceLinkedRole"},
-			Resource: []string{e.arn("iam", "", "role/aws-service-role/*")},
-			Condition: map[string]map[string]any{"StringEquals": {
-				"iam:AWSServiceName": []string{"eks.amazonaws.com", "eks-nodegroup.amazonaws.com", "elasticloadbalancing.amazonaws.com"},
-			}}},
-		Statement{Sid: "GrantsForAWS", Effect: Allow, Action: []string{"kms:CreateGrant"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"Bool": {"kms:GrantIsForAWSResource": "true"}}},
+		// No spoke role needs kms:CreateGrant (no EBS CSI driver, no
+		// encrypted volumes of their own): none is allowed.
+		Statement{Sid: "ELBServiceLinkedRole", Effect: Allow, Action: []string{"iam:CreateServiceLinkedRole"},
+			Resource:  []string{e.arn("iam", "", "role/aws-service-role/*")},
+			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
 		Statement{Sid: "OwnData", Effect: Allow, Action: []string{"dynamodb:*", "sqs:*"}, Resource: []string{
 			e.arn("dynamodb", "*", "table/"+data), e.arn("sqs", "*", data)}},
-		Statement{Sid: "OwnRoles", Effect: Allow, Action: slices.Clone(boundedRoleWrites), Resource: []string{e.arn("iam", "", "role/"+mine+MintedRoleSeparator+"*")},
+		// Roles the spoke's Crossplane mints: named <hub>-spoke-<spoke>_*,
+		// created with this boundary and the spoke's own fence tags, which
+		// can be neither changed nor removed afterwards.
+		Statement{Sid: "MintRole", Effect: Allow, Action: []string{"iam:CreateRole"}, Resource: minted,
 			Condition: map[string]map[string]any{"StringEquals": {
-				"iam:PermissionsBoundary":    e.BoundaryARN(),
-				"aws:RequestTag/" + TagSpoke: varSpoke, "aws:RequestTag/" + TagOIDC: varOIDC,
+				"iam:PermissionsBoundary": e.BoundaryARN(), "aws:RequestTag/" + TagSpoke: varSpoke,
+				"aws:RequestTag/" + TagCluster: varCluster, "aws:RequestTag/" + TagOIDC: varOIDC,
 			}}},
-		Statement{Sid: "OwnRolesEdit", Effect: Allow, Action: slices.Clone(boundedRoleWrites), Resource: []string{e.arn("iam", "", "role/"+mine+MintedRoleSeparator+"*")},
-			Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN(), "aws:ResourceTag/" + TagSpoke: varSpoke}}},
-		Statement{Sid: "OwnRolesKeep", Effect: Allow, Action: slices.Clone(roleHousekeeping), Resource: []string{e.arn("iam", "", "role/"+mine+MintedRoleSeparator+"*")},
-			Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + TagSpoke: varSpoke}}},
+		// iam:*RolePolicy: Put, Delete, Attach, Detach (and GetRolePolicy,
+		// which carries no iam:PermissionsBoundary, so this grants no read).
+		Statement{Sid: "MintedPolicies", Effect: Allow, Action: []string{"iam:*RolePolicy", "iam:PutRolePermissionsBoundary"},
+			Resource: minted, Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}}},
+		// Housekeeping, and tags other than the fence's own values.
+		Statement{Sid: "MintedKeep", Effect: Allow, Action: []string{
+			"iam:DeleteRole", "iam:GetRole*", "iam:List*", "iam:TagRole", "iam:UpdateAssumeRolePolicy", "iam:UpdateRole*",
+		}, Resource: minted, Condition: map[string]map[string]any{"StringEqualsIfExists": {
+			"aws:RequestTag/" + TagSpoke: varSpoke, "aws:RequestTag/" + TagCluster: varCluster, "aws:RequestTag/" + TagOIDC: varOIDC,
+		}}},
 	)
 	for _, s := range sealingRead(e, "Sealing", secretARN, kmsKeyARN) {
 		// only the spoke's External Secrets role reads the sealing key
 		s.Condition = mergeCond(s.Condition, "ArnEquals", "aws:PrincipalArn", e.arn("iam", "", "role/"+mine+"-eso"))
 		st = append(st, s)
 	}
-	st = append(st, e.boundaryGuard()...)
-	st = append(st,
-		Statement{
-			// a spoke role sets the fence's tags only to its own values
-			Sid: "DenyForeignSpokeTag", Effect: Deny, Action: []string{"iam:CreateRole", "iam:TagRole"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"Null": {"aws:RequestTag/" + TagSpoke: "false"}, "StringNotEquals": {"aws:RequestTag/" + TagSpoke: varSpoke}},
+	st = append(st, Statement{
+		// A minted role works only for the spoke's own service accounts:
+		// whatever its trust says, its sessions are denied unless they came
+		// from the spoke's OIDC provider.
+		Sid: "MintedOnlyFromSpoke", Effect: Deny, Action: []string{"*"}, Resource: []string{"*"},
+		Condition: map[string]map[string]any{
+			"ArnLike":         {"aws:PrincipalArn": e.MintedRoleARNPattern()},
+			"StringNotEquals": {"aws:FederatedProvider": e.arn("iam", "", "oidc-provider/"+varOIDC)},
 		},
-		Statement{
-			Sid: "DenyForeignOIDCTag", Effect: Deny, Action: []string{"iam:CreateRole", "iam:TagRole"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"Null": {"aws:RequestTag/" + TagOIDC: "false"}, "StringNotEquals": {"aws:RequestTag/" + TagOIDC: varOIDC}},
-		},
-		Statement{Sid: "DenyUntagFence", Effect: Deny, Action: []string{"iam:UntagRole"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"ForAnyValue:StringEquals": {"aws:TagKeys": ProtectedTags()}}},
-		Statement{
-			// a minted role works only for the spoke's own service accounts
-			Sid: "DenyMintedOutsideSpoke", Effect: Deny, Action: []string{"*"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{
-				"ArnLike":         {"aws:PrincipalArn": e.MintedRoleARNPattern()},
-				"StringNotEquals": {"aws:FederatedProvider": e.arn("iam", "", "oidc-provider/"+varOIDC)},
-			},
-		},
-	)
+	})
 	return NewDocument(st...)
 }
 

@@ -271,7 +271,7 @@ func (s Spoke) crossplanePolicy() hubiam.Document {
 				"aws:RequestTag/" + hubiam.TagOIDC:  s.OIDCIssuer,
 			}}},
 		hubiam.Statement{Sid: "AppRolesManage", Effect: hubiam.Allow, Action: []string{
-			"iam:GetRole", "iam:UpdateRole", "iam:DeleteRole", "iam:TagRole", "iam:UntagRole", "iam:ListRoleTags",
+			"iam:GetRole", "iam:UpdateRole", "iam:DeleteRole", "iam:TagRole", "iam:ListRoleTags",
 			"iam:UpdateAssumeRolePolicy", "iam:PutRolePolicy", "iam:GetRolePolicy", "iam:DeleteRolePolicy",
 			"iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:AttachRolePolicy", "iam:DetachRolePolicy",
 			"iam:ListInstanceProfilesForRole",
