@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
@@ -248,6 +249,9 @@ func firstLine(s string) string {
 func (v *validator) sealing(c Config) {
 	if c.Sealing.SecretName != "" && !secretNameRE.MatchString(c.Sealing.SecretName) {
 		v.add(SealingSecretNameKey, c.Sealing.SecretName, "a Secrets Manager name: letters, digits and /_+=.@-, at most 512 characters")
+	} else if len(c.Sealing.SecretName) > hubiam.MaxSealingSecretNameLength {
+		// its ARN is in the spoke boundary, which IAM caps at 6,144 characters
+		v.add(SealingSecretNameKey, c.Sealing.SecretName, fmt.Sprintf("at most %d characters (the spoke permissions boundary must fit IAM's 6,144)", hubiam.MaxSealingSecretNameLength))
 	}
 	if w := c.Sealing.RecoveryWindowDays; w != 0 && (w < MinRecoveryWindow || w > MaxRecoveryWindow) {
 		v.add(SealingRecoveryWindowKey, strconv.Itoa(w), fmt.Sprintf("0 (delete at once) or %d to %d days", MinRecoveryWindow, MaxRecoveryWindow))

@@ -208,17 +208,14 @@ func Crossplane(e Env) Document {
 		}, Resource: []string{"*"}, Condition: tagging},
 		// Creating a subnet or NAT gateway also authorises against the VPC,
 		// subnet and EIP they go into, which must be the spoke's.
+		// Anything on the fleet's own network (tagged as a spoke's), and
+		// creating into it (a subnet into its VPC, a route into its table).
 		{Sid: "NetworkWrite", Effect: Allow, Action: []string{
-			"ec2:AssociateRouteTable", "ec2:AttachInternetGateway", "ec2:CreateNatGateway", "ec2:CreateRoute",
-			"ec2:CreateSubnet", "ec2:DeleteInternetGateway", "ec2:DeleteNatGateway", "ec2:DeleteRoute",
-			"ec2:DeleteRouteTable", "ec2:DeleteSubnet", "ec2:DeleteTags", "ec2:DeleteVpc", "ec2:DetachInternetGateway",
-			"ec2:DisassociateAddress", "ec2:DisassociateRouteTable", "ec2:ModifySubnetAttribute",
-			"ec2:ModifyVpcAttribute", "ec2:ReleaseAddress", "ec2:ReplaceRoute", "ec2:ReplaceRouteTableAssociation",
+			"ec2:Associate*", "ec2:Attach*", "ec2:Create*", "ec2:Delete*", "ec2:Detach*", "ec2:Disassociate*",
+			"ec2:Modify*", "ec2:Release*", "ec2:Replace*",
 		}, Resource: []string{"*"}, Condition: tagged},
 		{Sid: "TagOnCreate", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}, "StringLike": {"aws:RequestTag/" + TagCluster: fleetTag}}},
-		{Sid: "TagFleet", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"StringLike": {"aws:ResourceTag/" + TagCluster: fleetTag, "aws:RequestTag/" + TagCluster: fleetTag}}},
 		{Sid: "SpokeClusters", Effect: Allow, Action: slices.Clone(crossplaneEKSActions), Resource: eksResources},
 		{
 			// CreateCluster names no resource in IAM: the tag says it is a
@@ -267,21 +264,13 @@ func Crossplane(e Env) Document {
 }
 
 var (
+	// on the fleet's clusters, node groups and access entries only
 	crossplaneEKSActions = []string{
-		"eks:DeleteCluster", "eks:DescribeCluster", "eks:UpdateClusterConfig",
-		"eks:UpdateClusterVersion", "eks:DescribeUpdate", "eks:ListUpdates",
-		"eks:CreateNodegroup", "eks:DeleteNodegroup", "eks:DescribeNodegroup",
-		"eks:UpdateNodegroupConfig", "eks:UpdateNodegroupVersion",
-		"eks:DeleteAccessEntry", "eks:DescribeAccessEntry",
-		"eks:DisassociateAccessPolicy", "eks:ListAssociatedAccessPolicies",
-		"eks:TagResource", "eks:UntagResource", "eks:ListTagsForResource",
+		"eks:CreateNodegroup", "eks:Delete*", "eks:Describe*", "eks:DisassociateAccessPolicy", "eks:List*",
+		"eks:TagResource", "eks:UntagResource", "eks:Update*",
 	}
-	crossplaneOIDCActions = []string{
-		"iam:DeleteOpenIDConnectProvider", "iam:GetOpenIDConnectProvider",
-		"iam:TagOpenIDConnectProvider", "iam:UntagOpenIDConnectProvider",
-		"iam:UpdateOpenIDConnectProviderThumbprint",
-		"iam:AddClientIDToOpenIDConnectProvider", "iam:RemoveClientIDFromOpenIDConnectProvider",
-	}
+	// on OIDC providers tagged as a spoke's only
+	crossplaneOIDCActions = []string{"iam:*OpenIDConnectProvider*"}
 )
 
 // sealingRead lets the holder read the sealing keys and nothing else.
@@ -343,17 +332,15 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 			Sid: "Read", Effect: Allow,
 			Action: []string{
 				"ec2:Describe*", "ec2:GetCoipPoolUsage", "ec2:GetIpamPoolCidrs", "ec2:GetSecurityGroupsForVpc",
-				"elasticloadbalancing:Describe*", "ecr:BatchCheck*", "ecr:BatchGet*",
-				"ecr:Describe*", "ecr:Get*", "ecr:List*", "eks:ListClusters",
+				"elasticloadbalancing:Describe*", "ecr:BatchCheck*", "ecr:BatchGet*", "ecr:Get*", "eks:ListClusters",
 				"acm:DescribeCertificate", "acm:ListCertificates", "cognito-idp:DescribeUserPoolClient",
 				"iam:GetServerCertificate", "iam:ListServerCertificates", "shield:*Protection",
 				"shield:GetSubscriptionState", "waf-regional:*WebACL*", "wafv2:*WebACL*",
-				"dynamodb:DescribeLimits", "dynamodb:ListTables", "sqs:ListQueues", "kms:DescribeKey",
-				"eks-auth:AssumeRoleForPodIdentity",
+				"dynamodb:DescribeLimits", "dynamodb:ListTables", "sqs:ListQueues",
 			},
 			Resource: []string{"*"},
 		},
-		{Sid: "OwnCluster", Effect: Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{e.arn("eks", "*", "cluster/"+cluster)}},
+		{Sid: "Cluster", Effect: Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{e.arn("eks", "*", "cluster/"+cluster)}},
 		{
 			// New network interfaces, security groups and load balancers;
 			// their subnet and VPC must be the spoke's (below), and their
@@ -367,9 +354,9 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 				e.arn("elasticloadbalancing", "*", "loadbalancer/*"), e.arn("elasticloadbalancing", "*", "targetgroup/*")},
 			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster}},
 		},
-		{Sid: "TagNew", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{ec2("*")},
+		{Sid: "Tag", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}}},
-		{Sid: "TagNewLB", Effect: Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{e.arn("elasticloadbalancing", "*", "*")},
+		{Sid: "TagLB", Effect: Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"elasticloadbalancing:CreateAction": "false"}}},
 	}
 	// Writes on existing network interfaces, security groups, subnets,
@@ -384,50 +371,50 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 		elb  = []string{"elasticloadbalancing:*"}
 	)
 	for _, w := range []struct {
-		tag     string
-		actions [][]string
+		sid, tag string
+		actions  [][]string
 	}{
-		{TagCluster, [][]string{eni, sg, tags}},
-		{TagEKSCluster, [][]string{eni, sg, tags}},
-		{TagEKSNodeCluster, [][]string{eni}},
-		{TagCNICluster, [][]string{eni, tags}},
-		{TagLBCCluster, [][]string{sg, tags, elb}},
+		{"Fleet", TagCluster, [][]string{eni, sg, tags}},
+		{"EKS", TagEKSCluster, [][]string{eni, sg, tags}},
+		{"Node", TagEKSNodeCluster, [][]string{eni}},
+		{"CNI", TagCNICluster, [][]string{eni, tags}},
+		{"LBC", TagLBCCluster, [][]string{sg, tags, elb}},
 	} {
 		res := []string{"*"}
-		if slices.Contains(w.actions[len(w.actions)-1], elb[0]) {
+		if w.tag == TagLBCCluster {
 			res = []string{ec2("*"), e.arn("elasticloadbalancing", "*", "*")}
 		}
-		st = append(st, Statement{Sid: "Own" + sidPart(w.tag), Effect: Allow, Action: slices.Concat(w.actions...),
+		st = append(st, Statement{Sid: w.sid, Effect: Allow, Action: slices.Concat(w.actions...),
 			Resource: res, Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + w.tag: cluster}}})
 	}
 	st = append(st,
 		// No spoke role needs kms:CreateGrant (no EBS CSI driver, no
 		// encrypted volumes of their own): none is allowed.
-		Statement{Sid: "ELBServiceLinkedRole", Effect: Allow, Action: []string{"iam:CreateServiceLinkedRole"},
+		Statement{Sid: "SLR", Effect: Allow, Action: []string{"iam:CreateServiceLinkedRole"},
 			Resource:  []string{e.arn("iam", "", "role/aws-service-role/*")},
 			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
-		Statement{Sid: "OwnData", Effect: Allow, Action: []string{"dynamodb:*", "sqs:*"}, Resource: []string{
+		Statement{Sid: "Data", Effect: Allow, Action: []string{"dynamodb:*", "sqs:*"}, Resource: []string{
 			e.arn("dynamodb", "*", "table/"+data), e.arn("sqs", "*", data)}},
 		// Roles the spoke's Crossplane mints: named <hub>-spoke-<spoke>_*,
 		// created with this boundary and the spoke's own fence tags, which
 		// can be neither changed nor removed afterwards.
-		Statement{Sid: "MintRole", Effect: Allow, Action: []string{"iam:CreateRole"}, Resource: minted,
+		Statement{Sid: "Mint", Effect: Allow, Action: []string{"iam:CreateRole"}, Resource: minted,
 			Condition: map[string]map[string]any{"StringEquals": {
 				"iam:PermissionsBoundary": e.BoundaryARN(), "aws:RequestTag/" + TagSpoke: varSpoke,
 				"aws:RequestTag/" + TagCluster: varCluster, "aws:RequestTag/" + TagOIDC: varOIDC,
 			}}},
 		// iam:*RolePolicy: Put, Delete, Attach, Detach (and GetRolePolicy,
 		// which carries no iam:PermissionsBoundary, so this grants no read).
-		Statement{Sid: "MintedPolicies", Effect: Allow, Action: []string{"iam:*RolePolicy", "iam:PutRolePermissionsBoundary"},
+		Statement{Sid: "MintPol", Effect: Allow, Action: []string{"iam:*RolePolicy", "iam:PutRolePermissionsBoundary"},
 			Resource: minted, Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}}},
 		// Housekeeping, and tags other than the fence's own values.
-		Statement{Sid: "MintedKeep", Effect: Allow, Action: []string{
+		Statement{Sid: "MintKeep", Effect: Allow, Action: []string{
 			"iam:DeleteRole", "iam:GetRole*", "iam:List*", "iam:TagRole", "iam:UpdateAssumeRolePolicy", "iam:UpdateRole*",
 		}, Resource: minted, Condition: map[string]map[string]any{"StringEqualsIfExists": {
 			"aws:RequestTag/" + TagSpoke: varSpoke, "aws:RequestTag/" + TagCluster: varCluster, "aws:RequestTag/" + TagOIDC: varOIDC,
 		}}},
 	)
-	for _, s := range sealingRead(e, "Sealing", secretARN, kmsKeyARN) {
+	for _, s := range sealingRead(e, "Seal", secretARN, kmsKeyARN) {
 		// only the spoke's External Secrets role reads the sealing key
 		s.Condition = mergeCond(s.Condition, "ArnEquals", "aws:PrincipalArn", e.arn("iam", "", "role/"+mine+"-eso"))
 		st = append(st, s)
@@ -436,7 +423,7 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 		// A minted role works only for the spoke's own service accounts:
 		// whatever its trust says, its sessions are denied unless they came
 		// from the spoke's OIDC provider.
-		Sid: "MintedOnlyFromSpoke", Effect: Deny, Action: []string{"*"}, Resource: []string{"*"},
+		Sid: "MintOnlySpoke", Effect: Deny, Action: []string{"*"}, Resource: []string{"*"},
 		Condition: map[string]map[string]any{
 			"ArnLike":         {"aws:PrincipalArn": e.MintedRoleARNPattern()},
 			"StringNotEquals": {"aws:FederatedProvider": e.arn("iam", "", "oidc-provider/"+varOIDC)},

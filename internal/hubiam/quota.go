@@ -15,6 +15,26 @@ const (
 	QuotaRoleName      = 64
 )
 
+// Limits on the inputs of the documents, chosen so that every document
+// fits its quota at the longest names the validators admit (the quota tests
+// prove it): the stack validator refuses longer values.
+const (
+	// MaxSealingSecretNameLength bounds sealingSecretName (the secret's
+	// ARN is in the spoke boundary).
+	MaxSealingSecretNameLength = 64
+	// LongestRegion is the longest AWS region name (14 characters); the
+	// quota tests build every document in it.
+	LongestRegion = "ap-southeast-2"
+	// LongestPartition is the longest partition that the program and the
+	// XRD accept.
+	LongestPartition = "aws-us-gov"
+)
+
+// CheckQuotas reports every hub document over its quota.
+func CheckQuotas(e Env, secretARN, kmsKeyARN string) error {
+	return CheckUsages(Usages(e, secretARN, kmsKeyARN))
+}
+
 // Document kinds.
 const (
 	KindTrust    = "trust"

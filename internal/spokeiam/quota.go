@@ -1,6 +1,8 @@
 package spokeiam
 
 import (
+	"fmt"
+
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 )
 
@@ -38,3 +40,25 @@ func Usages(s Spoke) ([]hubiam.Usage, error) {
 // MintedRoleNameBudget is how many characters a minted app role's name may
 // have after AppRolePrefix at the longest hub and spoke names.
 const MintedRoleNameBudget = 16
+
+// CheckQuotas reports every document or name of the spoke over its AWS
+// quota.
+func CheckQuotas(s Spoke) error {
+	us, err := Usages(s)
+	if err != nil {
+		return err
+	}
+	return hubiam.CheckUsages(us)
+}
+
+// CheckAdminTrust reports admin principals whose admin-role trust policy
+// would exceed IAM's trust policy quota (QuotaTrustPolicy, 2,048 characters
+// by default): claim validators call it, since the XRD alone admits ten
+// ARNs of up to 2,048 characters each.
+func CheckAdminTrust(adminPrincipalARNs []string) error {
+	s := Spoke{AdminPrincipalARNs: adminPrincipalARNs}
+	if n := hubiam.Size(s.adminTrust()); n > hubiam.QuotaTrustPolicy {
+		return fmt.Errorf("the admin role's trust policy would be %d characters, IAM allows %d: name fewer or shorter principals", n, hubiam.QuotaTrustPolicy)
+	}
+	return nil
+}
