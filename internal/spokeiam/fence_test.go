@@ -507,3 +507,28 @@ func TestFenceUnderARealIAMEvaluator(t *testing.T) {
 	}
 	t.Logf("%d requests denied (%d distinct), %d allowed", denied, len(probes), allowed)
 }
+
+// A planted over-broad statement in the boundary or the hub's Crossplane
+// policy, and a misspelt action, are caught.
+func TestPlantedOverBroadStatementsFail(t *testing.T) {
+	b := hubiam.SpokeBoundary(hub, secret, kmsKey)
+	b.Statement = append(b.Statement, hubiam.Statement{Effect: hubiam.Allow, Action: []string{"dynamodb:*"},
+		Resource: []string{"arn:aws:dynamodb:*:" + acct + ":table/mgmt-*"}})
+	xp := hubiam.Crossplane(hub)
+	xp.Statement = append(xp.Statement, hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:DeleteNatGateway"}, Resource: []string{"*"}})
+	exps := matrix(t, b, xp)
+	failures, unknown := evaluate(t, exps, []string{"ec2:DeleteNatGateways", "ec2:DeleteNatGateway", "ec2:*NatGateway"})
+	joined := strings.Join(failures, "\n")
+	for _, want := range []string{
+		"pay/minted(arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/PAY0000): read other spoke's table",
+		"x/node: delete other spoke's table",
+		"mgmt/crossplane: delete the hub's NAT gateway",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("planted statement not caught: no failure %q in\n%s", want, joined)
+		}
+	}
+	if !slices.Equal(unknown, []string{"ec2:DeleteNatGateways"}) {
+		t.Errorf("unknown actions %v, want only the misspelt one", unknown)
+	}
+}
