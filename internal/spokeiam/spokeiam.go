@@ -264,7 +264,7 @@ func (s Spoke) crossplanePolicy() hubiam.Document {
 			Action:   []string{"dynamodb:ListTables", "dynamodb:DescribeLimits", "sqs:ListQueues"},
 			Resource: []string{"*"}},
 		hubiam.Statement{Sid: "AppRolesCreate", Effect: hubiam.Allow,
-			Action: []string{"iam:CreateRole", "iam:PutRolePermissionsBoundary"}, Resource: []string{appRoles},
+			Action: []string{"iam:CreateRole"}, Resource: []string{appRoles},
 			Condition: map[string]map[string]any{"StringEquals": {
 				"iam:PermissionsBoundary":           s.Hub.BoundaryARN(),
 				"aws:RequestTag/" + hubiam.TagSpoke: s.Name,
@@ -274,7 +274,7 @@ func (s Spoke) crossplanePolicy() hubiam.Document {
 			"iam:GetRole", "iam:UpdateRole", "iam:DeleteRole", "iam:TagRole", "iam:ListRoleTags",
 			"iam:UpdateAssumeRolePolicy", "iam:PutRolePolicy", "iam:GetRolePolicy", "iam:DeleteRolePolicy",
 			"iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:AttachRolePolicy", "iam:DetachRolePolicy",
-			"iam:ListInstanceProfilesForRole",
+			"iam:ListInstanceProfilesForRole", "iam:PutRolePermissionsBoundary",
 		}, Resource: []string{appRoles},
 			Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + hubiam.TagSpoke: s.Name}}},
 	)
