@@ -7,8 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gitops-fleet/eks-fleet/components/irsarole"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
@@ -37,7 +39,7 @@ spoke, built as the composition function builds them (internal/spokeiam) from
 the cluster's claim: for each, the role, the kind (trust, inline, managed,
 boundary, role-name), the ARN, the size IAM counts and the quota.
 
-A spoke's OIDC issuer id is assigned by EKS and shown as X's. Exit code 1 when
+An OIDC issuer id (the hub's, a spoke's) is assigned by EKS and shown as X's. Exit code 1 when
 a document does not fit its quota.`,
 		Example: `  fleet iam
   fleet iam payments --stack Pulumi.prod.yaml
@@ -93,6 +95,22 @@ func (a *app) iamReport(stackFile string, clusters []string) (*iamReport, error)
 		return nil, &exitError{code: ExitFailed, err: err}
 	}
 	rep := &iamReport{Hub: info.HubName, Account: info.AccountID, Documents: hubiam.Usages(env, info.SealingSecretARN, info.SealingKMSKeyARN)}
+	// the hub's IRSA trust policies, as the program's IrsaRole writes them
+	issuer := "oidc.eks." + info.Region + ".amazonaws.com/id/" + pendingIssuerID
+	provider := fmt.Sprintf("arn:%s:iam::%s:oidc-provider/%s", info.Partition, info.AccountID, issuer)
+	for _, r := range []struct {
+		name string
+		sas  []serviceaccounts.ServiceAccount
+	}{
+		{hubiam.CrossplaneRoleName(info.HubName), []serviceaccounts.ServiceAccount{serviceaccounts.HubCrossplaneAWS}},
+		{hubiam.ExternalSecretsRoleName(info.HubName), []serviceaccounts.ServiceAccount{serviceaccounts.HubExternalSecrets}},
+		{hubiam.FluxRoleName(info.HubName), serviceaccounts.HubFluxControllers()},
+	} {
+		d := irsarole.TrustPolicy(provider, issuer, r.sas)
+		rep.Documents = append(rep.Documents, hubiam.Usage{Role: r.name, Kind: hubiam.KindTrust,
+			ARN:  fmt.Sprintf("arn:%s:iam::%s:role/%s", info.Partition, info.AccountID, r.name),
+			Size: hubiam.Size(d), Quota: hubiam.QuotaTrustPolicy, Document: d.MustJSON()})
+	}
 	if len(clusters) == 0 {
 		return rep, nil
 	}

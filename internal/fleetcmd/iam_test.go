@@ -49,6 +49,7 @@ func TestIAM(t *testing.T) {
 		for _, want := range []string{
 			hubiam.BoundaryPolicyName(rep.Hub) + " boundary",
 			hubiam.CrossplaneRoleName(rep.Hub) + " managed",
+			hubiam.FluxRoleName(rep.Hub) + " trust",
 			spokeiam.RoleName(env, "r1", spokeiam.RoleLBC) + " inline",
 			spokeiam.RoleName(env, "r1", spokeiam.RoleCrossplane) + " trust",
 			spokeiam.RoleName(env, "r1", spokeiam.RoleAdmin) + " role-name",
