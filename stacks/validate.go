@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/publiccidr"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
@@ -303,6 +304,9 @@ func (v *validator) fluxConcurrency(n int) {
 func (v *validator) sealing(c Config) {
 	if c.Sealing.SecretName != "" && !secretNameRE.MatchString(c.Sealing.SecretName) {
 		v.add(SealingSecretNameKey, c.Sealing.SecretName, "a Secrets Manager name: letters, digits and /_+=.@-, at most 503 characters (the program appends a 9-character suffix; AWS allows 512)")
+	} else if len(c.Sealing.SecretName) > hubiam.MaxSealingSecretNameLength {
+		// its ARN is in the spoke boundary, which IAM caps at 6,144 characters
+		v.add(SealingSecretNameKey, c.Sealing.SecretName, fmt.Sprintf("at most %d characters (the spoke permissions boundary must fit IAM's 6,144)", hubiam.MaxSealingSecretNameLength))
 	}
 	if w := c.Sealing.RecoveryWindowDays; w != 0 && (w < MinRecoveryWindow || w > MaxRecoveryWindow) {
 		v.add(SealingRecoveryWindowKey, strconv.Itoa(w), fmt.Sprintf("0 (delete at once) or %d to %d days", MinRecoveryWindow, MaxRecoveryWindow))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/cidralloc"
+	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
@@ -183,6 +184,9 @@ func (p *Policy) CheckClaim(c *workloadcluster.Claim) []Violation {
 		if !arnRE.MatchString(a) {
 			add(FamilyAPI, "admins", "spec.adminPrincipalArns", "%q is not an IAM role or user ARN (arn:aws:iam::<12-digit account>:role/<name>)", a)
 		}
+	}
+	if err := spokeiam.CheckAdminTrust(s.AdminPrincipalARNs); err != nil {
+		add(FamilyAPI, "admins", "spec.adminPrincipalArns", "%v", err)
 	}
 	keys := make([]string, 0, len(s.Tags))
 	for k := range s.Tags {

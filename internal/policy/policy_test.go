@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,12 @@ func TestCheckClaim(t *testing.T) {
 		{"no instance types", func(c *workloadcluster.Claim) { c.Spec.Nodes.InstanceTypes = nil }, []string{"api/instance-types"}},
 		{"tags", func(c *workloadcluster.Claim) { c.Spec.Tags = map[string]string{"aws:x": "y"} }, []string{"api/tags"}},
 		{"public access", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"everyone"} }, []string{"api/public-access"}},
+		{"admin trust over IAM's quota", func(c *workloadcluster.Claim) {
+			c.Spec.AdminPrincipalARNs = nil
+			for i := range 10 {
+				c.Spec.AdminPrincipalARNs = append(c.Spec.AdminPrincipalARNs, fmt.Sprintf("arn:aws:iam::123456789012:role/%s%d", strings.Repeat("team/", 40), i))
+			}
+		}, []string{"api/admins"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,6 +73,9 @@ type Role struct {
 	ManagedPolicyARNs []ManagedPolicy
 	// BoundaryARN is the permissions boundary the role carries.
 	BoundaryARN string
+	// Tags must be set on the role when it is created: the boundary reads
+	// the spoke (and, for IRSA roles, the OIDC issuer) from them.
+	Tags map[string]string
 }
 
 // ManagedPolicy is an attached managed policy.
@@ -110,9 +113,16 @@ func RoleARN(hub hubiam.Env, spoke, key string) string {
 }
 
 // AppRolePrefix is the name prefix of the roles the spoke's own Crossplane
-// may create for its apps (AppInfrastructure).
+// may create for its apps (AppInfrastructure): <hub>-spoke-<spoke>_. No DNS
+// label contains '_', so no other spoke's prefix covers these names.
 func AppRolePrefix(hub hubiam.Env, spoke string) string {
-	return hub.SpokeRolePrefix() + spoke + "-app-"
+	return hub.SpokeRolePrefix() + spoke + hubiam.MintedRoleSeparator
+}
+
+// AppDataPrefix is the name prefix of the DynamoDB tables and SQS queues the
+// spoke's own Crossplane may create: <hub>-<spoke>_.
+func AppDataPrefix(hub hubiam.Env, spoke string) string {
+	return ClusterName(hub, spoke) + hubiam.MintedRoleSeparator
 }
 
 // ClusterName is the spoke's EKS cluster name.
@@ -151,6 +161,7 @@ func (s Spoke) role(key string) Role {
 		Name:        RoleName(s.Hub, s.Name, key),
 		Description: fmt.Sprintf("%s: %s role, managed by the hub's WorkloadCluster composition", s.Name, key),
 		BoundaryARN: s.Hub.BoundaryARN(),
+		Tags:        map[string]string{hubiam.TagSpoke: s.Name, hubiam.TagCluster: ClusterName(s.Hub, s.Name)},
 	}
 	switch key {
 	case RoleCluster:
@@ -180,13 +191,16 @@ func (s Spoke) role(key string) Role {
 	case RoleLBC:
 		r.IRSA = true
 		r.Trust = s.irsaTrust(serviceaccounts.SpokeLoadBalancerControl)
-		r.Inline = ptr(LoadBalancerControllerPolicy(s.Hub))
+		r.Inline = ptr(LoadBalancerControllerPolicy(s.Hub, s.Name))
 	case RoleAdmin:
 		r.Trust = s.adminTrust()
 		r.Inline = ptr(hubiam.NewDocument(hubiam.Statement{
 			Effect: hubiam.Allow, Action: []string{"eks:DescribeCluster", "eks:ListClusters"},
 			Resource: []string{fmt.Sprintf("arn:%s:eks:*:%s:cluster/%s", s.Hub.Partition, s.Hub.AccountID, ClusterName(s.Hub, s.Name))},
 		}))
+	}
+	if r.IRSA {
+		r.Tags[hubiam.TagOIDC] = s.OIDCIssuer
 	}
 	return r
 }
@@ -234,72 +248,120 @@ func (s Spoke) adminTrust() hubiam.Document {
 	})
 }
 
-// crossplanePolicy lets the spoke's Crossplane manage its apps' data and
-// roles.
+// crossplanePolicy lets the spoke's Crossplane manage its apps' tables,
+// queues and roles: names <hub>-<spoke>_* and <hub>-spoke-<spoke>_*, roles
+// created only with the boundary and the spoke's own fence tags.
 func (s Spoke) crossplanePolicy() hubiam.Document {
 	p, acct := s.Hub.Partition, s.Hub.AccountID
-	dataPrefix := s.Hub.HubName + "-" + s.Name + "-"
 	appRoles := fmt.Sprintf("arn:%s:iam::%s:role/%s*", p, acct, AppRolePrefix(s.Hub, s.Name))
 	return hubiam.NewDocument(
 		hubiam.Statement{Sid: "AppData", Effect: hubiam.Allow, Action: []string{"dynamodb:*", "sqs:*"},
 			Resource: []string{
-				fmt.Sprintf("arn:%s:dynamodb:*:%s:table/%s*", p, acct, dataPrefix),
-				fmt.Sprintf("arn:%s:sqs:*:%s:%s*", p, acct, dataPrefix),
+				fmt.Sprintf("arn:%s:dynamodb:*:%s:table/%s*", p, acct, AppDataPrefix(s.Hub, s.Name)),
+				fmt.Sprintf("arn:%s:sqs:*:%s:%s*", p, acct, AppDataPrefix(s.Hub, s.Name)),
 			}},
-		hubiam.Statement{Sid: "AppDataRead", Effect: hubiam.Allow,
-			Action:   []string{"dynamodb:ListTables", "dynamodb:DescribeLimits", "dynamodb:ListTagsOfResource", "sqs:ListQueues"},
+		hubiam.Statement{Sid: "AppDataList", Effect: hubiam.Allow,
+			Action:   []string{"dynamodb:ListTables", "dynamodb:DescribeLimits", "sqs:ListQueues"},
 			Resource: []string{"*"}},
 		hubiam.Statement{Sid: "AppRolesCreate", Effect: hubiam.Allow,
-			Action: []string{"iam:CreateRole", "iam:PutRolePermissionsBoundary"}, Resource: []string{appRoles},
-			Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": s.Hub.BoundaryARN()}}},
+			Action: []string{"iam:CreateRole"}, Resource: []string{appRoles},
+			Condition: map[string]map[string]any{"StringEquals": {
+				"iam:PermissionsBoundary":           s.Hub.BoundaryARN(),
+				"aws:RequestTag/" + hubiam.TagSpoke: s.Name,
+				"aws:RequestTag/" + hubiam.TagOIDC:  s.OIDCIssuer,
+			}}},
 		hubiam.Statement{Sid: "AppRolesManage", Effect: hubiam.Allow, Action: []string{
-			"iam:GetRole", "iam:UpdateRole", "iam:DeleteRole", "iam:TagRole", "iam:UntagRole", "iam:ListRoleTags",
+			"iam:GetRole", "iam:UpdateRole", "iam:DeleteRole", "iam:TagRole", "iam:ListRoleTags",
 			"iam:UpdateAssumeRolePolicy", "iam:PutRolePolicy", "iam:GetRolePolicy", "iam:DeleteRolePolicy",
 			"iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:AttachRolePolicy", "iam:DetachRolePolicy",
-			"iam:ListInstanceProfilesForRole",
-		}, Resource: []string{appRoles}},
-		hubiam.Statement{Sid: "KeepBoundary", Effect: hubiam.Deny, Action: []string{"iam:DeleteRolePermissionsBoundary"}, Resource: []string{"*"}},
+			"iam:ListInstanceProfilesForRole", "iam:PutRolePermissionsBoundary",
+		}, Resource: []string{appRoles},
+			Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + hubiam.TagSpoke: s.Name}}},
 	)
 }
 
-// LoadBalancerControllerPolicy is the AWS Load Balancer Controller's policy
-// on a spoke.
-func LoadBalancerControllerPolicy(hub hubiam.Env) hubiam.Document {
-	sg := fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", hub.Partition)
+// LoadBalancerControllerPolicy is the AWS Load Balancer Controller's
+// published IAM policy of the pinned release (versions.AWSLoadBalancerController,
+// docs/install/iam_policy.json), every statement kept, with the upstream
+// "the elbv2.k8s.aws/cluster tag exists" conditions narrowed to "equals this
+// spoke's cluster name" and its unconditioned security-group writes narrowed
+// to the spoke's own groups, so one spoke's controller cannot touch another's
+// load balancers or security groups.
+func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) hubiam.Document {
+	cluster := ClusterName(hub, spoke)
+	p := hub.Partition
+	eq := func(key string) map[string]any { return map[string]any{key: cluster} }
+	reqTag, resTag := "aws:RequestTag/"+hubiam.TagLBCCluster, "aws:ResourceTag/"+hubiam.TagLBCCluster
+	elb := func(r ...string) []string {
+		var out []string
+		for _, x := range r {
+			out = append(out, fmt.Sprintf("arn:%s:elasticloadbalancing:*:*:%s", p, x))
+		}
+		return out
+	}
+	lbsAndTGs := elb("targetgroup/*/*", "loadbalancer/net/*/*", "loadbalancer/app/*/*")
 	return hubiam.NewDocument(
 		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"iam:CreateServiceLinkedRole"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
 		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
-			"ec2:Describe*", "ec2:GetCoipPoolUsage", "ec2:GetSecurityGroupsForVpc", "ec2:GetIpamPoolCidrs",
-			"elasticloadbalancing:Describe*", "acm:ListCertificates", "acm:DescribeCertificate",
-			"iam:ListServerCertificates", "iam:GetServerCertificate", "cognito-idp:DescribeUserPoolClient",
+			"ec2:DescribeAccountAttributes", "ec2:DescribeAddresses", "ec2:DescribeAvailabilityZones",
+			"ec2:DescribeInternetGateways", "ec2:DescribeVpcs", "ec2:DescribeVpcPeeringConnections", "ec2:DescribeSubnets",
+			"ec2:DescribeSecurityGroups", "ec2:DescribeInstances", "ec2:DescribeNetworkInterfaces", "ec2:DescribeTags",
+			"ec2:GetCoipPoolUsage", "ec2:DescribeCoipPools", "ec2:GetSecurityGroupsForVpc", "ec2:DescribeIpamPools",
+			"ec2:DescribeRouteTables",
+			"elasticloadbalancing:DescribeLoadBalancers", "elasticloadbalancing:DescribeLoadBalancerAttributes",
+			"elasticloadbalancing:DescribeListeners", "elasticloadbalancing:DescribeListenerCertificates",
+			"elasticloadbalancing:DescribeSSLPolicies", "elasticloadbalancing:DescribeRules",
+			"elasticloadbalancing:DescribeTargetGroups", "elasticloadbalancing:DescribeTargetGroupAttributes",
+			"elasticloadbalancing:DescribeTargetHealth", "elasticloadbalancing:DescribeTags",
+			"elasticloadbalancing:DescribeTrustStores", "elasticloadbalancing:DescribeListenerAttributes",
+			"elasticloadbalancing:DescribeCapacityReservation",
+		}, Resource: []string{"*"}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+			"cognito-idp:DescribeUserPoolClient", "acm:ListCertificates", "acm:DescribeCertificate",
+			"iam:ListServerCertificates", "iam:GetServerCertificate",
 			"waf-regional:GetWebACL", "waf-regional:GetWebACLForResource", "waf-regional:AssociateWebACL", "waf-regional:DisassociateWebACL",
 			"wafv2:GetWebACL", "wafv2:GetWebACLForResource", "wafv2:AssociateWebACL", "wafv2:DisassociateWebACL",
 			"shield:GetSubscriptionState", "shield:DescribeProtection", "shield:CreateProtection", "shield:DeleteProtection",
 		}, Resource: []string{"*"}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:CreateSecurityGroup"}, Resource: []string{"*"}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{sg},
-			Condition: map[string]map[string]any{
-				"StringEquals": {"ec2:CreateAction": "CreateSecurityGroup"},
-				"Null":         {"aws:RequestTag/elbv2.k8s.aws/cluster": "false"},
-			}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateTags", "ec2:DeleteTags", "ec2:DeleteSecurityGroup"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"Null": {"aws:ResourceTag/elbv2.k8s.aws/cluster": "false"}}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"Null": {"aws:RequestTag/elbv2.k8s.aws/cluster": "false"}}},
+		// upstream: ingress rules on any security group; here on the spoke's
+		// own (its cluster security group, tagged by EKS, and the groups
+		// the controller made).
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress"},
+			Resource:  []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
+			Condition: map[string]map[string]any{"StringEquals": eq("aws:ResourceTag/" + hubiam.TagEKSCluster)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateSecurityGroup"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"StringEqualsIfExists": eq(reqTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
+			Condition: map[string]map[string]any{"StringEquals": {"ec2:CreateAction": "CreateSecurityGroup", reqTag: cluster}}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateTags", "ec2:DeleteTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
+			Condition: map[string]map[string]any{"Null": {reqTag: "true"}, "StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:DeleteSecurityGroup"},
+			Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
+			Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(reqTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:CreateListener", "elasticloadbalancing:DeleteListener",
+			"elasticloadbalancing:CreateRule", "elasticloadbalancing:DeleteRule"}, Resource: []string{"*"}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags"},
+			Resource: lbsAndTGs, Condition: map[string]map[string]any{"Null": {reqTag: "true"}, "StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags"},
+			Resource: elb("listener/net/*/*/*", "listener/app/*/*/*", "listener-rule/net/*/*/*", "listener-rule/app/*/*/*")},
 		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
-			"elasticloadbalancing:CreateListener", "elasticloadbalancing:DeleteListener", "elasticloadbalancing:CreateRule",
-			"elasticloadbalancing:DeleteRule", "elasticloadbalancing:ModifyListener", "elasticloadbalancing:ModifyRule",
-			"elasticloadbalancing:AddListenerCertificates", "elasticloadbalancing:RemoveListenerCertificates",
-			"elasticloadbalancing:SetWebAcl", "elasticloadbalancing:ModifyListenerAttributes",
-		}, Resource: []string{"*"}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
-			"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags", "elasticloadbalancing:ModifyLoadBalancerAttributes",
-			"elasticloadbalancing:SetIpAddressType", "elasticloadbalancing:SetSecurityGroups", "elasticloadbalancing:SetSubnets",
-			"elasticloadbalancing:DeleteLoadBalancer", "elasticloadbalancing:ModifyTargetGroup",
-			"elasticloadbalancing:ModifyTargetGroupAttributes", "elasticloadbalancing:DeleteTargetGroup",
+			"elasticloadbalancing:ModifyLoadBalancerAttributes", "elasticloadbalancing:SetIpAddressType",
+			"elasticloadbalancing:SetSecurityGroups", "elasticloadbalancing:SetSubnets", "elasticloadbalancing:DeleteLoadBalancer",
+			"elasticloadbalancing:ModifyTargetGroup", "elasticloadbalancing:ModifyTargetGroupAttributes",
+			"elasticloadbalancing:DeleteTargetGroup", "elasticloadbalancing:ModifyListenerAttributes",
 			"elasticloadbalancing:ModifyCapacityReservation", "elasticloadbalancing:ModifyIpPools",
-			"elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets",
+		}, Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: lbsAndTGs,
+			Condition: map[string]map[string]any{"StringEquals": {
+				"elasticloadbalancing:CreateAction": []string{"CreateTargetGroup", "CreateLoadBalancer"}, reqTag: cluster}}},
+		// upstream: on every target group; here on the spoke's own
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets"},
+			Resource: elb("targetgroup/*/*"), Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+			"elasticloadbalancing:SetWebAcl", "elasticloadbalancing:ModifyListener", "elasticloadbalancing:AddListenerCertificates",
+			"elasticloadbalancing:RemoveListenerCertificates", "elasticloadbalancing:ModifyRule", "elasticloadbalancing:SetRulePriorities",
 		}, Resource: []string{"*"}},
 	)
 }

@@ -154,3 +154,35 @@ func TestValidateNamesEveryMissingField(t *testing.T) {
 		}
 	}
 }
+
+// The boundary reads the spoke from the role's tags: every role carries
+// them, IRSA roles also the issuer, and names keep the '_' separator for
+// what the spoke's Crossplane mints only.
+func TestRolesCarryTheFenceTags(t *testing.T) {
+	s := testSpoke()
+	roles, err := Roles(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range roles {
+		if r.Tags[hubiam.TagSpoke] != s.Name || r.Tags[hubiam.TagCluster] != ClusterName(s.Hub, s.Name) {
+			t.Errorf("%s: tags %v", r.Key, r.Tags)
+		}
+		if _, ok := r.Tags[hubiam.TagOIDC]; ok != r.IRSA || (r.IRSA && r.Tags[hubiam.TagOIDC] != s.OIDCIssuer) {
+			t.Errorf("%s: IRSA=%v, oidc tag %q", r.Key, r.IRSA, r.Tags[hubiam.TagOIDC])
+		}
+		if strings.Contains(r.Name, hubiam.MintedRoleSeparator) {
+			t.Errorf("%s: composed role %q uses the minted-role separator", r.Key, r.Name)
+		}
+	}
+	if got, want := AppRolePrefix(s.Hub, "pay"), "mgmt-spoke-pay_"; got != want {
+		t.Errorf("AppRolePrefix = %q, want %q", got, want)
+	}
+	if got, want := AppDataPrefix(s.Hub, "pay"), "mgmt-pay_"; got != want {
+		t.Errorf("AppDataPrefix = %q, want %q", got, want)
+	}
+	if strings.HasPrefix(AppRolePrefix(s.Hub, "pay-eu"), AppRolePrefix(s.Hub, "pay")) ||
+		strings.HasPrefix(AppRolePrefix(s.Hub, "x-app-y"), AppRolePrefix(s.Hub, "x")) {
+		t.Error("one spoke's minted-role prefix covers another's")
+	}
+}

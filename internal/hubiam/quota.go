@@ -1,0 +1,114 @@
+package hubiam
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// AWS IAM quotas (IAM and AWS STS quotas, IAM User Guide). IAM does not
+// count white space in policy sizes.
+const (
+	QuotaManagedPolicy = 6144  // a customer managed policy (a boundary is one)
+	QuotaInlinePerRole = 10240 // all inline policies of one role together
+	QuotaTrustPolicy   = 2048  // a role trust policy (default quota)
+	QuotaRoleName      = 64
+)
+
+// Limits on the inputs of the documents, chosen so that every document
+// fits its quota at the longest names the validators admit (the quota tests
+// prove it): the stack validator refuses longer values.
+const (
+	// MaxSealingSecretNameLength bounds sealingSecretName (the secret's
+	// ARN is in the spoke boundary).
+	MaxSealingSecretNameLength = 64
+	// LongestRegion is the longest AWS region name (14 characters); the
+	// quota tests build every document in it.
+	LongestRegion = "ap-southeast-2"
+	// LongestPartition is the longest partition that the program and the
+	// XRD accept.
+	LongestPartition = "aws-us-gov"
+)
+
+// CheckQuotas reports every hub document over its quota.
+func CheckQuotas(e Env, secretARN, kmsKeyARN string) error {
+	return CheckUsages(Usages(e, secretARN, kmsKeyARN))
+}
+
+// Document kinds.
+const (
+	KindTrust    = "trust"
+	KindInline   = "inline"
+	KindManaged  = "managed"
+	KindBoundary = "boundary"
+	KindRoleName = "role-name"
+)
+
+// Usage is one IAM document (or name) against its quota.
+type Usage struct {
+	Role  string `json:"role"`
+	Kind  string `json:"kind"`
+	ARN   string `json:"arn"`
+	Size  int    `json:"size"`
+	Quota int    `json:"quota"`
+	// Document is the rendered JSON (empty for names and AWS managed policies).
+	Document string `json:"document,omitempty"`
+}
+
+// Fits reports whether the usage is within its quota.
+func (u Usage) Fits() bool { return u.Size <= u.Quota }
+
+// Size is the length IAM counts: the JSON without white space outside
+// strings (the documents are rendered without any).
+func Size(d Document) int {
+	n := 0
+	for _, r := range d.MustJSON() {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// CheckUsages returns one error per usage over its quota.
+func CheckUsages(us []Usage) error {
+	var over []string
+	for _, u := range us {
+		if !u.Fits() {
+			over = append(over, fmt.Sprintf("%s %s is %d characters, IAM allows %d", u.Role, u.Kind, u.Size, u.Quota))
+		}
+	}
+	if len(over) > 0 {
+		return fmt.Errorf("IAM quotas exceeded: %s", strings.Join(over, "; "))
+	}
+	return nil
+}
+
+// Usages returns every IAM document the hub program makes, with sizes.
+func Usages(e Env, secretARN, kmsKeyARN string) []Usage {
+	role := func(name string) string {
+		return fmt.Sprintf("arn:%s:iam::%s:role/%s", e.Partition, e.AccountID, name)
+	}
+	policy := func(name string) string {
+		return fmt.Sprintf("arn:%s:iam::%s:policy/%s", e.Partition, e.AccountID, name)
+	}
+	var out []Usage
+	add := func(roleName, kind, arn string, d Document, quota int) {
+		out = append(out, Usage{Role: roleName, Kind: kind, ARN: arn, Size: Size(d), Quota: quota, Document: d.MustJSON()})
+	}
+	b := SpokeBoundary(e, secretARN, kmsKeyARN)
+	add(BoundaryPolicyName(e.HubName), KindBoundary, e.BoundaryARN(), b, QuotaManagedPolicy)
+	for _, r := range []struct {
+		name string
+		doc  Document
+	}{
+		{CrossplaneRoleName(e.HubName), Crossplane(e)},
+		{ExternalSecretsRoleName(e.HubName), ExternalSecrets(e, secretARN, kmsKeyARN)},
+		{FluxRoleName(e.HubName), Flux(e)},
+	} {
+		// the hub's IRSA roles carry their policy as a managed policy of the same name
+		add(r.name, KindManaged, policy(r.name), r.doc, QuotaManagedPolicy)
+		out = append(out, Usage{Role: r.name, Kind: KindRoleName, ARN: role(r.name), Size: len(r.name), Quota: QuotaRoleName})
+	}
+	return out
+}
