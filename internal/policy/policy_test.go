@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,17 @@ func TestCheckClaim(t *testing.T) {
 		{"no instance types", func(c *workloadcluster.Claim) { c.Spec.Nodes.InstanceTypes = nil }, []string{"api/instance-types"}},
 		{"tags", func(c *workloadcluster.Claim) { c.Spec.Tags = map[string]string{"aws:x": "y"} }, []string{"api/tags"}},
 		{"public access", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"everyone"} }, []string{"api/public-access"}},
+		{"public access: the internet", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"0.0.0.0/0"} }, []string{"api/public-access"}},
+		{"public access: halves of the internet", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"0.0.0.0/1", "128.0.0.0/1"} }, []string{"api/public-access", "api/public-access"}},
+		{"public access: too many", func(c *workloadcluster.Claim) {
+			c.Spec.PublicAccessCIDRs = nil
+			for i := 0; i <= APIMaxPublic; i++ {
+				c.Spec.PublicAccessCIDRs = append(c.Spec.PublicAccessCIDRs, fmt.Sprintf("203.0.%d.0/24", i))
+			}
+		}, []string{"api/public-access"}},
+		{"public access: office networks pass", func(c *workloadcluster.Claim) {
+			c.Spec.PublicAccessCIDRs = []string{"203.0.113.0/24", "198.51.100.0/24"}
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
