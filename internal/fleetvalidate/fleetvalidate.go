@@ -220,6 +220,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].File < res.Findings[j].File })
 	res.AutoApprove = decide(tree, pol, res, claims, o.Changed)
+	if o.Changed != nil {
+		// Admin principals and public endpoint CIDRs grant access: never auto-approved.
+		if rs := accessReasons(claims, o.Changed, o.Base); len(rs) > 0 {
+			if res.AutoApprove.Eligible {
+				res.AutoApprove.Reasons = nil // drop the approval's own reason
+			}
+			res.AutoApprove.Eligible = false
+			res.AutoApprove.Reasons = append(res.AutoApprove.Reasons, rs...)
+		}
+	}
 	return res, nil
 }
 

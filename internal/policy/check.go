@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/cidralloc"
+	"github.com/gitops-fleet/eks-fleet/internal/publiccidr"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
@@ -169,12 +170,17 @@ func (p *Policy) CheckClaim(c *workloadcluster.Claim) []Violation {
 	if n.Max > p.MaxNodes {
 		add(FamilyPolicy, "max-nodes", "spec.nodes.max", "%d exceeds the fleet policy's maxNodes %d", n.Max, p.MaxNodes)
 	}
-	if len(s.PublicAccessCIDRs) > APIMaxPublic {
-		add(FamilyAPI, "public-access", "spec.publicAccessCidrs", "has %d entries: at most %d", len(s.PublicAccessCIDRs), APIMaxPublic)
-	}
-	for _, c := range s.PublicAccessCIDRs {
-		if _, err := cidralloc.Parse(c); err != nil {
-			add(FamilyAPI, "public-access", "spec.publicAccessCidrs", "%v (e.g. 203.0.113.0/24)", err)
+	// The same rules as the hub's endpoint (internal/publiccidr): at most
+	// APIMaxPublic entries, none wider than /8, together never the whole
+	// internet (0.0.0.0/1 + 128.0.0.0/1 is refused like 0.0.0.0/0).
+	if err := publiccidr.ValidateN("spec.publicAccessCidrs", s.PublicAccessCIDRs, APIMaxPublic); err != nil {
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, e := range errs {
+			msg, _ := strings.CutPrefix(e.Error(), "spec.publicAccessCidrs")
+			add(FamilyAPI, "public-access", "spec.publicAccessCidrs", "%s", strings.TrimLeft(msg, ": "))
 		}
 	}
 	if len(s.AdminPrincipalARNs) > APIMaxAdmins {

@@ -93,6 +93,17 @@ func TestCheckClaim(t *testing.T) {
 				c.Spec.AdminPrincipalARNs = append(c.Spec.AdminPrincipalARNs, fmt.Sprintf("arn:aws:iam::123456789012:role/%s%d", strings.Repeat("team/", 40), i))
 			}
 		}, []string{"api/admins"}},
+		{"public access: the internet", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"0.0.0.0/0"} }, []string{"api/public-access"}},
+		{"public access: halves of the internet", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"0.0.0.0/1", "128.0.0.0/1"} }, []string{"api/public-access", "api/public-access"}},
+		{"public access: too many", func(c *workloadcluster.Claim) {
+			c.Spec.PublicAccessCIDRs = nil
+			for i := 0; i <= APIMaxPublic; i++ {
+				c.Spec.PublicAccessCIDRs = append(c.Spec.PublicAccessCIDRs, fmt.Sprintf("203.0.%d.0/24", i))
+			}
+		}, []string{"api/public-access"}},
+		{"public access: office networks pass", func(c *workloadcluster.Claim) {
+			c.Spec.PublicAccessCIDRs = []string{"203.0.113.0/24", "198.51.100.0/24"}
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
