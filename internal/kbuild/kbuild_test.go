@@ -116,3 +116,53 @@ spec:
 		t.Fatal("consumer was not built with the producer's ConfigMap")
 	}
 }
+
+// TestWalkerRoundInOrder: Kustomizations of one round build concurrently,
+// but the result is the one of building them in queue order: "second"
+// reads the ConfigMap that "first", earlier in the same round, replaces,
+// and a third Kustomization queued after them sees it too.
+func TestWalkerRoundInOrder(t *testing.T) {
+	root := t.TempDir()
+	ks := func(name, path string) string {
+		return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: ` + name + `, namespace: flux-system}
+spec:
+  interval: 1h
+  prune: true
+  path: ` + path + `
+  sourceRef: {kind: GitRepository, name: flux-system}
+  postBuild:
+    substituteFrom: [{kind: ConfigMap, name: shared}]
+`
+	}
+	write(t, root, "a/ks.yaml", ks("first", "./b")+"---\n"+ks("second", "./c")+"---\n"+ks("third", "./d"))
+	write(t, root, "b/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: flux-system}\ndata: {X: new}\n")
+	write(t, root, "c/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: out-c, namespace: default}\ndata:\n  x: ${X}\n")
+	write(t, root, "d/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: out-d, namespace: default}\ndata:\n  x: ${X}\n")
+	w := NewWalker(root, "ssh://example/repo.git")
+	w.AddSource(Hub, "flux-system", "flux-system")
+	w.AddVars(Hub, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: "flux-system"}, Data: map[string]string{"X": "old"}})
+	rootKs := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "flux-system"}}
+	rootKs.Spec.Path = "./a"
+	rootKs.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"}
+	w.Enqueue(Hub, rootKs, "test")
+	w.Run(context.Background())
+	for _, f := range w.Failures {
+		t.Errorf("%s: %v", f.Kustomization, f.Err)
+	}
+	got := map[string]any{}
+	var order []string
+	for _, b := range w.Results {
+		if n := b.Object.GetName(); strings.HasPrefix(n, "out-") {
+			got[n] = b.Object.Object["data"].(map[string]any)["x"]
+			order = append(order, n)
+		}
+	}
+	if got["out-c"] != "new" || got["out-d"] != "new" {
+		t.Fatalf("substituted %v, want x=new from the ConfigMap \"first\" replaced", got)
+	}
+	if strings.Join(order, ",") != "out-c,out-d" {
+		t.Fatalf("results in order %v, want queue order out-c,out-d", order)
+	}
+}

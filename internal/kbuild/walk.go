@@ -3,8 +3,11 @@ package kbuild
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -288,17 +291,30 @@ type varClient struct {
 
 // Run builds everything queued, and what that produces, until nothing is
 // left. It may be called again after more Enqueue/AddObjects calls.
+//
+// The result is the one of building the queue in order, one at a time:
+// each round takes the ready items at the head of the queue, builds them
+// concurrently (kustomize itself runs under one lock; post-build
+// substitution, most of the cost once builds are cached, runs on every
+// core), then registers what they built in queue order. An item whose
+// substitution variables or source an earlier item of the same round
+// replaced is built again with what it would have seen in order.
 func (w *Walker) Run(ctx context.Context) {
 	for {
 		progress := false
 		for len(w.queue) > 0 {
-			it := w.queue[0]
-			w.queue = w.queue[1:]
-			if len(w.missing(it)) > 0 {
-				w.waiting = append(w.waiting, it)
+			n := 0
+			for n < len(w.queue) && n < maxBatch && len(w.missing(w.queue[n])) == 0 {
+				n++
+			}
+			if n == 0 {
+				w.waiting = append(w.waiting, w.queue[0])
+				w.queue = w.queue[1:]
 				continue
 			}
-			w.build(ctx, it)
+			batch := w.queue[:n:n]
+			w.queue = w.queue[n:]
+			w.buildBatch(ctx, batch)
 			progress = true
 		}
 		if len(w.waiting) == 0 {
@@ -322,13 +338,89 @@ func (w *Walker) Run(ctx context.Context) {
 	}
 }
 
+// maxBatch bounds the items built in one round of Run.
+const maxBatch = 64
+
+// built is one item's build in a round of Run, with what it read.
+type built struct {
+	inputs string // see inputsOf
+	out    []*unstructured.Unstructured
+	err    error
+}
+
+// inputsOf identifies what building it reads from the walk's state: its
+// source's URL and its substitution objects (AddVars replaces, never
+// modifies, a registered object, so the object's address identifies its
+// content).
+func (w *Walker) inputsOf(it item) string {
+	url, ok := w.source(it)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%t %s", ok, url)
+	if it.ks.Spec.PostBuild != nil {
+		for _, ref := range it.ks.Spec.PostBuild.SubstituteFrom {
+			k := ref.Kind + "/" + it.ks.Namespace + "/" + ref.Name
+			fmt.Fprintf(&b, "\x00%s@%p", k, w.vars[it.cluster][k])
+		}
+	}
+	return b.String()
+}
+
+// buildBatch builds the items concurrently, bounded by GOMAXPROCS, and
+// registers the results in order.
+func (w *Walker) buildBatch(ctx context.Context, batch []item) {
+	res := make([]built, len(batch))
+	clients := make([]client.Client, len(batch))
+	for i, it := range batch {
+		res[i].inputs = w.inputsOf(it)
+		if url, _ := w.source(it); url == "" && it.ks.Spec.SourceRef.Kind == "GitRepository" {
+			clients[i] = w.VarClient(it.cluster, it.ks)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(batch)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(batch) {
+					return
+				}
+				if clients[i] != nil {
+					res[i].out, res[i].err = w.Cache.Build(ctx, w.SourceRoot, batch[i].ks, clients[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, it := range batch {
+		if w.inputsOf(it) != res[i].inputs {
+			// An earlier item of the round changed what this one reads.
+			w.build(ctx, it)
+			continue
+		}
+		w.finish(it, res[i].out, res[i].err)
+	}
+}
+
 func (w *Walker) build(ctx context.Context, it item) {
+	var out []*unstructured.Unstructured
+	var err error
+	if url, _ := w.source(it); url == "" && it.ks.Spec.SourceRef.Kind == "GitRepository" {
+		out, err = w.Cache.Build(ctx, w.SourceRoot, it.ks, w.VarClient(it.cluster, it.ks))
+	}
+	w.finish(it, out, err)
+}
+
+// finish records the build of it: skipped (another repository's source),
+// failed, or its objects registered on the cluster it applies to.
+func (w *Walker) finish(it item, out []*unstructured.Unstructured, err error) {
 	key := it.cluster + ": " + it.ks.Namespace + "/" + it.ks.Name
 	if url, _ := w.source(it); url != "" || it.ks.Spec.SourceRef.Kind != "GitRepository" {
 		w.Skipped = append(w.Skipped, fmt.Sprintf("%s: source %s (%s) is not this repository", key, sourceKey(it.ks), url))
 		return
 	}
-	out, err := w.Cache.Build(ctx, w.SourceRoot, it.ks, w.VarClient(it.cluster, it.ks))
 	if err != nil {
 		w.Failures = append(w.Failures, Failure{Kustomization: key, Cluster: it.cluster, Name: it.ks.Namespace + "/" + it.ks.Name, Path: it.ks.Spec.Path, Err: err})
 		return

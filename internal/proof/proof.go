@@ -34,6 +34,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -170,18 +171,42 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	prefix, err := kbuild.CopyTree(tree, work, info.SystemPath)
-	if err != nil {
-		return nil, fmt.Errorf("copy tree: %w", err)
+	if !opts.SkipSealing {
+		// The RSA-4096 sealing key is made on the other core while the
+		// tree builds; checkSealing waits for it (processKeyPair is once).
+		go func() { _, _ = processKeyPair() }()
 	}
-	v, err := apivalidate.New(ctx)
-	if err != nil {
+	// Independent set-up steps run concurrently: the build source copy,
+	// the upstream CRD index behind the validator, the tree's file index.
+	var (
+		prefix string
+		v      *apivalidate.Validator
+		files  *fileIndex
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		if prefix, err = kbuild.CopyTree(tree, work, info.SystemPath); err != nil {
+			return fmt.Errorf("copy tree: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		var err error
+		v, err = apivalidate.New(gctx)
+		return err
+	})
+	g.Go(func() error {
+		files = indexFiles(tree)
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	r := &run{
 		ctx: ctx, opts: opts, info: info, tree: tree, prefix: prefix, work: work, v: v,
 		w:      kbuild.NewWalker(work, info.GitURL),
-		files:  indexFiles(tree),
+		files:  files,
 		report: &Report{Rendered: map[string][]*unstructured.Unstructured{}},
 	}
 	if err := r.do(); err != nil {
