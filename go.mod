@@ -6,6 +6,7 @@ require (
 	github.com/bitnami-labs/sealed-secrets v0.36.6
 	github.com/crossplane/crossplane-runtime/v2 v2.2.1
 	github.com/crossplane/crossplane/v2 v2.2.1
+	github.com/crossplane/function-sdk-go v0.5.0
 	github.com/cyphar/filepath-securejoin v0.4.1
 	github.com/fluxcd/kustomize-controller/api v1.9.5
 	github.com/fluxcd/pkg/apis/kustomize v1.21.0
@@ -61,7 +62,6 @@ require (
 	github.com/cloudflare/circl v1.6.3 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
-	github.com/crossplane/function-sdk-go v0.5.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/djherbis/times v1.6.0 // indirect
