@@ -73,6 +73,7 @@ func TestFunctionNetworkMatchesComposition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkPoliciesHeld(t, objs)
 			old := map[string]*unstructured.Unstructured{}
 			paused := 0
 			for _, o := range objs {
@@ -143,4 +144,33 @@ func roundTrip(t *testing.T, o map[string]any) map[string]any {
 		t.Fatal(fmt.Errorf("round-trip: %w", err))
 	}
 	return out
+}
+
+// checkPoliciesHeld: every composed IAM RolePolicy of a workload role is the "of" of a
+// ClusterUsage, so teardown keeps it until its user is gone (review m4:
+// role-eso-policy had none).
+func checkPoliciesHeld(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	held := map[string]bool{}
+	for _, o := range objs {
+		if o.GetKind() == "ClusterUsage" {
+			kind, _, _ := unstructured.NestedString(o.Object, "spec", "of", "kind")
+			name, _, _ := unstructured.NestedString(o.Object, "spec", "of", "resourceRef", "name")
+			held[kind+"/"+name] = true
+		}
+	}
+	n := 0
+	for _, o := range objs {
+		// The admin role's policy serves people, not a composed workload:
+		// nothing composed uses it, so nothing holds it.
+		if o.GetKind() == "RolePolicy" && o.GetAnnotations()["crossplane.io/composition-resource-name"] != "role-admin-policy" {
+			n++
+			if !held["RolePolicy/"+o.GetName()] {
+				t.Errorf("RolePolicy %s (%s) is held by no ClusterUsage", o.GetName(), o.GetAnnotations()["crossplane.io/composition-resource-name"])
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no RolePolicy rendered: the check would see nothing")
+	}
 }
