@@ -8,7 +8,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go"
 
-	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fn"
 )
 
 func main() {
@@ -22,7 +22,7 @@ func main() {
 	} else {
 		opts = append(opts, function.Insecure(true))
 	}
-	if err := function.Serve(&compose.Function{}, opts...); err != nil {
+	if err := function.Serve(&fn.Function{}, opts...); err != nil {
 		log.Fatalf("serve workload-cluster function: %v", err)
 	}
 }

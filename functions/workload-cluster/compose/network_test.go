@@ -64,7 +64,7 @@ func TestPlanSubnetsEveryAdmittedSize(t *testing.T) {
 // Golden values equal to what the P&T Composition's lookup table produced.
 func TestPlanSubnetsMatchesOldComposition(t *testing.T) {
 	for _, tc := range []struct {
-		vpc              string
+		vpc             string
 		private, public []string
 	}{
 		{"10.20.0.0/16", []string{"10.20.0.0/18", "10.20.64.0/18", "10.20.128.0/18"}, []string{"10.20.192.0/20", "10.20.208.0/20", "10.20.224.0/20"}},

@@ -1,4 +1,9 @@
-package compose
+// Package fn adapts package compose to the function SDK (RunFunction). It is
+// kept apart from compose because function-sdk-go's proto package registers
+// the same protobuf names as crossplane/v2's (render), so one binary cannot
+// link both without a registration conflict; tests that render with
+// crossplane import compose only.
+package fn
 
 import (
 	"context"
@@ -13,6 +18,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
@@ -42,7 +48,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	objs, err := Network(p)
+	objs, err := compose.Network(p)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "compose network"))
 		return rsp, nil
@@ -84,41 +90,41 @@ func ReadyFrom(o resource.ObservedComposed) resource.Ready {
 	return resource.ReadyFalse
 }
 
-func paramsFrom(req *fnv1.RunFunctionRequest) (Params, error) {
+func paramsFrom(req *fnv1.RunFunctionRequest) (compose.Params, error) {
 	var in Input
 	if s := req.GetInput(); s != nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
-			return Params{}, fmt.Errorf("read function input: %w", err)
+			return compose.Params{}, fmt.Errorf("read function input: %w", err)
 		}
 		if err := json.Unmarshal(b, &in); err != nil {
-			return Params{}, fmt.Errorf("read function input: %w", err)
+			return compose.Params{}, fmt.Errorf("read function input: %w", err)
 		}
 	}
 	xr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
-		return Params{}, fmt.Errorf("read XR: %w", err)
+		return compose.Params{}, fmt.Errorf("read XR: %w", err)
 	}
 	spoke := xr.Resource.GetLabels()[ClaimNameLabel]
 	if spoke == "" {
-		return Params{}, fmt.Errorf("XR %s has no %s label: create it from a WorkloadCluster claim", xr.Resource.GetName(), ClaimNameLabel)
+		return compose.Params{}, fmt.Errorf("XR %s has no %s label: create it from a WorkloadCluster claim", xr.Resource.GetName(), ClaimNameLabel)
 	}
 	var spec workloadcluster.Spec
 	raw, ok := xr.Resource.Object["spec"]
 	if !ok {
-		return Params{}, fmt.Errorf("XR %s has no spec", xr.Resource.GetName())
+		return compose.Params{}, fmt.Errorf("XR %s has no spec", xr.Resource.GetName())
 	}
 	b, err := json.Marshal(raw)
 	if err != nil {
-		return Params{}, fmt.Errorf("read XR spec: %w", err)
+		return compose.Params{}, fmt.Errorf("read XR spec: %w", err)
 	}
 	if err := json.Unmarshal(b, &spec); err != nil {
-		return Params{}, fmt.Errorf("read XR spec: %w", err)
+		return compose.Params{}, fmt.Errorf("read XR spec: %w", err)
 	}
 	if in.HubName == "" {
-		return Params{}, fmt.Errorf("function input hubName is empty (Flux substitutes ${HUB_CLUSTER_NAME} from cluster-info)")
+		return compose.Params{}, fmt.Errorf("function input hubName is empty (Flux substitutes ${HUB_CLUSTER_NAME} from cluster-info)")
 	}
-	return Params{
+	return compose.Params{
 		Hub:   hubiam.Env{HubName: in.HubName, AccountID: in.AccountID, Partition: in.Partition, Region: in.HubRegion},
 		Spoke: spoke,
 		Spec:  spec,
