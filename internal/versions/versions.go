@@ -113,3 +113,8 @@ const (
 	AWSLoadBalancerControllerChart = "1.14.0"
 	AWSLoadBalancerController      = "2.14.0"
 )
+
+// WorkloadClusterFunction is the release of the hub's composition function
+// (functions/workload-cluster) that the hub installs and the release workflow
+// publishes as <registry>/function-workload-cluster:<version>.
+const WorkloadClusterFunction = "v0.1.0"

@@ -1,0 +1,105 @@
+package compose
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+)
+
+// Params is what the function reads: the spoke from the claim, the hub's
+// name from the function input (Flux substitutes ${HUB_CLUSTER_NAME} there).
+type Params struct {
+	Hub   hubiam.Env
+	Spoke string
+	Spec  workloadcluster.Spec
+}
+
+// Object is one composed resource as a plain JSON-able map.
+type Object = map[string]any
+
+const (
+	ec2V1 = "ec2.aws.upbound.io/v1beta1"
+	// tagsOnly tags an object with the cluster and claim tags but no Name.
+	tagsOnly = "*"
+)
+
+// Network composes the spoke's VPC: VPC, internet gateway, one public and one
+// private subnet per AZ in use, NAT gateways and EIPs per natMode, route
+// tables, routes and associations. Keys are the composition-resource-names
+// the P&T Composition used, so existing XRs keep their objects. Nothing is
+// composed for an AZ or NAT not in use. References name their target
+// (…Ref.name) instead of selecting it: a Ref is resolved on every reconcile,
+// so a private route follows its NAT when natMode changes (review M3).
+func Network(p Params) (map[string]Object, error) {
+	sub, err := PlanSubnets(p.Spec.VPCCIDR, p.Spec.AvailabilityZones)
+	if err != nil {
+		return nil, err
+	}
+	nats, via, err := NATZones(p.Spec.NATMode, p.Spec.AvailabilityZones)
+	if err != nil {
+		return nil, err
+	}
+	if p.Spoke == "" || p.Hub.HubName == "" {
+		return nil, fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
+	}
+	eks := spokeiam.ClusterName(p.Hub, p.Spoke)
+	name := func(part string) string { return p.Spoke + "-" + part }
+	out := map[string]Object{}
+	add := func(key, apiVersion, kind, metaName, tagName string, fp Object) {
+		if tagName != "" {
+			tags := map[string]any{}
+			for k, v := range p.Spec.Tags {
+				tags[k] = v
+			}
+			if t, ok := fp["tags"].(map[string]any); ok {
+				maps.Copy(tags, t)
+			}
+			tags["eksfleet.io/cluster"] = eks
+			if tagName != tagsOnly {
+				tags["Name"] = tagName
+			}
+			fp["tags"] = tags
+		}
+		fp["region"] = p.Spec.Region
+		out[key] = Object{
+			"apiVersion": apiVersion, "kind": kind,
+			"metadata": Object{"name": metaName},
+			"spec":     Object{"forProvider": fp},
+		}
+	}
+	ref := func(n string) Object { return Object{"name": n} }
+	vpcRef := ref(name("vpc"))
+
+	add("vpc", ec2V1, "VPC", name("vpc"), eks, Object{
+		"cidrBlock": p.Spec.VPCCIDR, "enableDnsSupport": true, "enableDnsHostnames": true})
+	add("internet-gateway", ec2V1, "InternetGateway", name("igw"), tagsOnly, Object{"vpcIdRef": vpcRef})
+	add("route-table-public", ec2V1, "RouteTable", name("public"), eks+"-public", Object{"vpcIdRef": vpcRef})
+	add("route-public-default", "ec2.aws.upbound.io/v1beta2", "Route", name("public-default"), "", Object{
+		"destinationCidrBlock": "0.0.0.0/0", "routeTableIdRef": ref(name("public")), "gatewayIdRef": ref(name("igw"))})
+	for i, z := range AZSuffixes[:p.Spec.AvailabilityZones] {
+		az := p.Spec.Region + z
+		add("subnet-public-"+z, ec2V1, "Subnet", name("public-"+z), eks+"-public-"+z, Object{
+			"vpcIdRef": vpcRef, "availabilityZone": az, "cidrBlock": sub.Public[i].String(),
+			"mapPublicIpOnLaunch": true, "tags": map[string]any{"kubernetes.io/role/elb": "1"}})
+		add("subnet-private-"+z, ec2V1, "Subnet", name("private-"+z), eks+"-private-"+z, Object{
+			"vpcIdRef": vpcRef, "availabilityZone": az, "cidrBlock": sub.Private[i].String(),
+			"mapPublicIpOnLaunch": false, "tags": map[string]any{"kubernetes.io/role/internal-elb": "1"}})
+		add("route-table-private-"+z, ec2V1, "RouteTable", name("private-"+z), eks+"-private-"+z, Object{"vpcIdRef": vpcRef})
+		add("route-private-"+z+"-default", "ec2.aws.upbound.io/v1beta2", "Route", name("private-"+z+"-default"), "", Object{
+			"destinationCidrBlock": "0.0.0.0/0", "routeTableIdRef": ref(name("private-" + z)),
+			"natGatewayIdRef": ref(name("nat-" + via[z]))})
+		add("route-table-association-public-"+z, ec2V1, "RouteTableAssociation", name("public-"+z), "", Object{
+			"subnetIdRef": ref(name("public-" + z)), "routeTableIdRef": ref(name("public"))})
+		add("route-table-association-private-"+z, ec2V1, "RouteTableAssociation", name("private-"+z), "", Object{
+			"subnetIdRef": ref(name("private-" + z)), "routeTableIdRef": ref(name("private-" + z))})
+	}
+	for _, z := range nats {
+		add("eip-"+z, ec2V1, "EIP", name("nat-"+z), eks+"-nat-"+z, Object{"domain": "vpc"})
+		add("nat-gateway-"+z, ec2V1, "NATGateway", name("nat-"+z), eks+"-nat-"+z, Object{
+			"connectivityType": "public", "allocationIdRef": ref(name("nat-" + z)), "subnetIdRef": ref(name("public-" + z))})
+	}
+	return out, nil
+}
