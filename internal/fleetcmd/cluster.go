@@ -225,10 +225,10 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 	vs := pol.CheckClaim(claim)
 	members := []policy.Member{}
 	for _, c := range claims {
-		members = append(members, policy.Member{Name: c.Claim.Metadata.Name, File: c.Rel, CIDR: c.Claim.Spec.VPCCIDR})
+		members = append(members, policy.Member{Name: c.Claim.Metadata.Name, File: c.Rel, CIDR: c.Claim.Spec.VPCCIDR, Admins: c.Claim.Spec.AdminPrincipalARNs})
 	}
-	members = append(members, policy.Member{Name: name, File: fleettree.ClaimRel(name), CIDR: cidr})
-	for _, v := range pol.CheckFleet(members, info.HubVPCCIDR) {
+	members = append(members, policy.Member{Name: name, File: fleettree.ClaimRel(name), CIDR: cidr, Admins: f.admins})
+	for _, v := range pol.CheckFleet(members, policy.Hub{VPCCIDR: info.HubVPCCIDR, AccountID: info.AccountID}) {
 		if v.Cluster == name || strings.Contains(v.Message, "cluster "+name+" ") {
 			vs = append(vs, v)
 		}
@@ -329,7 +329,7 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.C
 		return err
 	}
 	var problems []fleetvalidate.Finding
-	pf, _, err := fleetvalidate.PolicyFindings(st, pol, vinfo.HubVPCCIDR)
+	pf, _, err := fleetvalidate.PolicyFindings(st, pol, policy.Hub{VPCCIDR: vinfo.HubVPCCIDR, AccountID: vinfo.AccountID})
 	if err != nil {
 		return err
 	}

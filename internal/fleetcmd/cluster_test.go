@@ -161,6 +161,7 @@ func TestClusterAddRefusesBadInput(t *testing.T) {
 		{"bad nat", []string{"c1", "--nat", "none"}, nil, nil, 1, []string{"spec.natMode", `"none"`, "single, per-az"}},
 		{"4 azs", []string{"c1", "--azs", "4"}, nil, nil, 1, []string{"spec.availabilityZones", "2 or 3"}},
 		{"bad admin arn", []string{"c1", "--admin-arns", "bob"}, nil, nil, 1, []string{"spec.adminPrincipalArns", `"bob"`}},
+		{"admin of an untrusted account", []string{"c1", "--admin-arns", "arn:aws:iam::999988887777:role/admin"}, nil, nil, 1, []string{"spec.adminPrincipalArns", "999988887777", "spec.adminAccounts", "111122223333"}},
 		{"name already used", []string{"c1"}, func(f *fixture) { f.mustAdd("c1") }, nil, 1, []string{`"c1"`, "already used"}},
 		{"orphan folder in the way", []string{"c1"}, func(f *fixture) { f.write("gitops-workloads/clusters/c1/x.yaml", "") }, nil, 1, []string{"already exists"}},
 		{"missing cert", []string{"c1", "--cert", "/nonexistent.pem"}, nil, nil, 1, []string{"--cert"}},

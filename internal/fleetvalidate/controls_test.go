@@ -76,7 +76,7 @@ func TestPolicyFindingsClaimControls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fs, claims, err := PolicyFindings(tree, pol, "10.0.0.0/16")
+			fs, claims, err := PolicyFindings(tree, pol, policy.Hub{VPCCIDR: "10.0.0.0/16"})
 			if err != nil {
 				t.Fatal(err)
 			}

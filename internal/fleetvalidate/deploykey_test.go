@@ -52,7 +52,7 @@ func TestDeployKeyFindings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fs, _, err := PolicyFindings(tree, pol, "10.0.0.0/16")
+			fs, _, err := PolicyFindings(tree, pol, policy.Hub{VPCCIDR: "10.0.0.0/16"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,4 +99,53 @@ func edit(t *testing.T, root, rel, old, new string) {
 		t.Fatalf("%s has no %q", rel, old)
 	}
 	write(t, root, rel, strings.Replace(string(b), old, new, 1))
+}
+
+// fleet validate refuses a claim whose admin comes from an account the
+// fleet policy does not list (default: the hub's), and passes the committed
+// claim, whose admin is in the hub's account.
+func TestAdminAccountFindings(t *testing.T) {
+	claim := fleettree.ClaimRel("apps-staging")
+	for _, tt := range []struct {
+		name  string
+		plant func(t *testing.T, root string)
+		want  int
+	}{
+		{"committed tree", func(*testing.T, string) {}, 0},
+		{"admin of another account", func(t *testing.T, root string) {
+			edit(t, root, claim, "arn:aws:iam::111122223333:role/platform-admins", "arn:aws:iam::999988887777:role/platform-admins")
+		}, 1},
+		{"that account listed in the policy", func(t *testing.T, root string) {
+			edit(t, root, claim, "arn:aws:iam::111122223333:role/platform-admins", "arn:aws:iam::999988887777:role/platform-admins")
+			edit(t, root, policy.RelPath, "adminAccounts: []", `adminAccounts: ["999988887777"]`)
+		}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := repoTree(t)
+			tt.plant(t, root)
+			tree := &fleettree.Tree{Root: root}
+			pol, err := policy.Load(tree.Path(policy.RelPath))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs, _, err := PolicyFindings(tree, pol, policy.Hub{VPCCIDR: "10.0.0.0/16", AccountID: "111122223333"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Finding
+			for _, f := range fs {
+				if f.Check == "policy/admin-account" {
+					got = append(got, f)
+				}
+			}
+			if len(got) != tt.want {
+				t.Fatalf("got %+v, want %d policy/admin-account findings", got, tt.want)
+			}
+			for _, f := range got {
+				if !strings.Contains(f.Message, "999988887777") || !strings.Contains(f.Message, "spec.adminAccounts") {
+					t.Errorf("finding does not name the account and the policy setting: %+v", f)
+				}
+			}
+		})
+	}
 }

@@ -87,7 +87,7 @@ type Result struct {
 func (r *Result) OK() bool { return len(r.Findings) == 0 }
 
 // Policy checks run by Run and by `fleet cluster add` on its own change.
-func PolicyFindings(tree *fleettree.Tree, pol *policy.Policy, hubCIDR string) ([]Finding, []fleettree.ClaimFile, error) {
+func PolicyFindings(tree *fleettree.Tree, pol *policy.Policy, hub policy.Hub) ([]Finding, []fleettree.ClaimFile, error) {
 	claims, bad, err := tree.ClaimsLenient()
 	if err != nil {
 		return nil, nil, err
@@ -113,9 +113,9 @@ func PolicyFindings(tree *fleettree.Tree, pol *policy.Policy, hubCIDR string) ([
 			out = append(out, Finding{Source: "policy", Check: "policy/file-name", File: c.Rel, Object: c.Claim.Metadata.Name,
 				Message: fmt.Sprintf("claim %q belongs in %s", c.Claim.Metadata.Name, want)})
 		}
-		members = append(members, policy.Member{Name: c.Claim.Metadata.Name, File: c.Rel, CIDR: c.Claim.Spec.VPCCIDR})
+		members = append(members, policy.Member{Name: c.Claim.Metadata.Name, File: c.Rel, CIDR: c.Claim.Spec.VPCCIDR, Admins: c.Claim.Spec.AdminPrincipalARNs})
 	}
-	for _, v := range pol.CheckFleet(members, hubCIDR) {
+	for _, v := range pol.CheckFleet(members, hub) {
 		out = append(out, fromViolation(v))
 	}
 	out = append(out, listingFindings(tree, claims)...)
@@ -187,7 +187,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Tree: o.Tree, Findings: []Finding{}}
-	pf, claims, err := PolicyFindings(tree, pol, o.Info.HubVPCCIDR)
+	pf, claims, err := PolicyFindings(tree, pol, policy.Hub{VPCCIDR: o.Info.HubVPCCIDR, AccountID: o.Info.AccountID})
 	if err != nil {
 		return nil, err
 	}

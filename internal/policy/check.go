@@ -61,6 +61,7 @@ const (
 )
 
 var (
+	accountRE  = regexp.MustCompile(`^[0-9]{12}$`)
 	arnRE      = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]+$`)
 	tagKeyRE   = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,128}$`)
 	tagValueRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
@@ -215,16 +216,35 @@ func (p *Policy) CheckClaim(c *workloadcluster.Claim) []Violation {
 
 // Member is one cluster of the fleet as the fleet-wide checks see it.
 type Member struct {
-	Name string
-	File string
-	CIDR string
+	Name   string
+	File   string
+	CIDR   string
+	Admins []string // spec.adminPrincipalArns
 }
 
-// CheckFleet finds what only shows across clusters: names used twice and
-// VPC blocks overlapping each other, the hub or a reserved range. hubCIDR
-// is cluster-info's HUB_VPC_CIDR (may be empty).
-func (p *Policy) CheckFleet(members []Member, hubCIDR string) []Violation {
+// Hub is what the fleet-wide checks need to know of the hub (cluster-info).
+type Hub struct {
+	VPCCIDR   string // HUB_VPC_CIDR (may be empty)
+	AccountID string // ACCOUNT_ID: the default admin account
+}
+
+// CheckFleet finds what only shows across clusters: names used twice, VPC
+// blocks overlapping each other, the hub or a reserved range, and admins
+// from accounts the fleet does not trust (which depend on the hub's
+// account).
+func (p *Policy) CheckFleet(members []Member, hub Hub) []Violation {
+	hubCIDR := hub.VPCCIDR
 	var out []Violation
+	allowed := p.AllowedAdminAccounts(hub.AccountID)
+	for _, m := range members {
+		for _, a := range m.Admins {
+			acct := accountOf(a)
+			if !slices.Contains(allowed, acct) {
+				out = append(out, Violation{Family: FamilyPolicy, Rule: "admin-account", Cluster: m.Name, File: m.File, Field: "spec.adminPrincipalArns",
+					Message: fmt.Sprintf("%q is in account %q; spoke admins may come only from %s (fleet policy spec.adminAccounts, default the hub's account)", a, acct, allowedList(allowed))})
+			}
+		}
+	}
 	byName := map[string]string{}
 	var blocks []cidralloc.Block
 	owners := map[string]Member{}
@@ -276,6 +296,22 @@ func (p *Policy) Reserved(hubCIDR string) []cidralloc.Block {
 		}
 	}
 	return out
+}
+
+// accountOf is the account id field of an ARN ("" when it has none).
+func accountOf(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) < 6 {
+		return ""
+	}
+	return parts[4]
+}
+
+func allowedList(accounts []string) string {
+	if len(accounts) == 0 {
+		return "no account (cluster-info ACCOUNT_ID is unknown and spec.adminAccounts is empty)"
+	}
+	return "account " + strings.Join(accounts, ", ")
 }
 
 // CheckTransition finds changes to an existing claim that the API refuses

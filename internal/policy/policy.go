@@ -58,6 +58,12 @@ type Policy struct {
 	// AutoApprove limits what a request may change and still be merged
 	// without review.
 	AutoApprove AutoApprovePolicy `json:"autoApprove"`
+	// AdminAccounts are the AWS accounts whose principals may be spoke
+	// admins (spec.adminPrincipalArns). Empty: only the hub's own account
+	// (cluster-info ACCOUNT_ID). A claim's admins become cluster-admin of
+	// its spoke and are trusted by its admin role, so an account outside
+	// this list would hand a spoke to whoever controls that account.
+	AdminAccounts []string `json:"adminAccounts,omitempty"`
 }
 
 // CIDRPolicy bounds spoke VPC CIDRs.
@@ -159,12 +165,29 @@ func (p *Policy) check() error {
 	if p.Names.MaxLength > workloadcluster.MaxNameLength {
 		return fmt.Errorf("spec.names.maxLength %d: may not exceed the API's %d", p.Names.MaxLength, workloadcluster.MaxNameLength)
 	}
+	for _, a := range p.AdminAccounts {
+		if !accountRE.MatchString(a) {
+			return fmt.Errorf("spec.adminAccounts: %q is not an AWS account id (12 digits)", a)
+		}
+	}
 	for _, path := range p.AutoApprove.Paths {
 		if !strings.HasSuffix(path, "/") || strings.HasPrefix(path, "/") {
 			return fmt.Errorf("spec.autoApprove.paths: %q must be relative to the tree and end with /", path)
 		}
 	}
 	return nil
+}
+
+// AllowedAdminAccounts returns the accounts whose principals may be spoke
+// admins: spec.adminAccounts, or the hub's account when it is empty.
+func (p *Policy) AllowedAdminAccounts(hubAccount string) []string {
+	if len(p.AdminAccounts) > 0 {
+		return p.AdminAccounts
+	}
+	if hubAccount == "" {
+		return nil
+	}
+	return []string{hubAccount}
 }
 
 // Versions returns the Kubernetes versions the policy allows.

@@ -123,6 +123,51 @@ func TestCheckClaim(t *testing.T) {
 	}
 }
 
+const (
+	hubAccount = "111122223333"
+	hubAdmin   = "arn:aws:iam::" + hubAccount + ":role/platform-admins"
+)
+
+// The fleet policy lists the accounts spoke admins may come from; without
+// the list only the hub's account is trusted, and an unknown hub account
+// trusts none (fail closed).
+func TestAdminAccounts(t *testing.T) {
+	p, raw := repoPolicy(t)
+	other := "arn:aws:iam::444455556666:role/team-admins"
+	tests := []struct {
+		name     string
+		accounts []string
+		hub      string
+		admins   []string
+		want     int
+	}{
+		{"default: the hub's account", nil, hubAccount, []string{hubAdmin}, 0},
+		{"default refuses another account", nil, hubAccount, []string{hubAdmin, other}, 1},
+		{"listed account", []string{hubAccount, "444455556666"}, hubAccount, []string{hubAdmin, other}, 0},
+		{"the list replaces the default", []string{"444455556666"}, hubAccount, []string{hubAdmin, other}, 1},
+		{"hub account unknown, no list: fail closed", nil, "", []string{hubAdmin}, 1},
+		{"no admins", nil, hubAccount, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := *p
+			q.AdminAccounts = tt.accounts
+			vs := q.CheckFleet([]Member{{"a", "a.yaml", "10.1.0.0/16", tt.admins}}, Hub{AccountID: tt.hub})
+			if len(vs) != tt.want {
+				t.Fatalf("got %v, want %d violations", vs, tt.want)
+			}
+			for _, v := range vs {
+				if v.Field != "spec.adminPrincipalArns" || !strings.Contains(v.Message, "spec.adminAccounts") {
+					t.Errorf("violation %v does not name the field and the policy setting", v)
+				}
+			}
+		})
+	}
+	if _, err := Parse([]byte(strings.Replace(raw, "spec:\n", "spec:\n  adminAccounts: [\"12345\"]\n", 1)), "p"); err == nil || !strings.Contains(err.Error(), "spec.adminAccounts") {
+		t.Errorf("a malformed account id: %v, want an error naming spec.adminAccounts", err)
+	}
+}
+
 func TestCheckFleet(t *testing.T) {
 	p, _ := repoPolicy(t)
 	tests := []struct {
@@ -130,15 +175,18 @@ func TestCheckFleet(t *testing.T) {
 		members []Member
 		want    []string
 	}{
-		{"disjoint", []Member{{"a", "a.yaml", "10.1.0.0/16"}, {"b", "b.yaml", "10.2.0.0/16"}}, nil},
-		{"overlap", []Member{{"a", "a.yaml", "10.1.0.0/16"}, {"b", "b.yaml", "10.1.64.0/18"}}, []string{"cidr-overlap:b"}},
-		{"hub", []Member{{"a", "a.yaml", "10.0.0.0/16"}}, []string{"cidr-overlap:a"}},
-		{"duplicate", []Member{{"a", "a.yaml", "10.1.0.0/16"}, {"a", "a2.yaml", "10.2.0.0/16"}}, []string{"duplicate-name:a"}},
+		{"disjoint", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"b", "b.yaml", "10.2.0.0/16", nil}}, nil},
+		{"overlap", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"b", "b.yaml", "10.1.64.0/18", nil}}, []string{"cidr-overlap:b"}},
+		{"hub", []Member{{"a", "a.yaml", "10.0.0.0/16", nil}}, []string{"cidr-overlap:a"}},
+		{"duplicate", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"a", "a2.yaml", "10.2.0.0/16", nil}}, []string{"duplicate-name:a"}},
+		{"admins of the hub's account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{hubAdmin, "arn:aws:iam::" + hubAccount + ":role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123456789abcdef"}}}, nil},
+		{"admin of another account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{hubAdmin, "arn:aws:iam::999988887777:role/attacker"}}}, []string{"admin-account:a"}},
+		{"admin of another partition's account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{"arn:aws-cn:iam::999988887777:user/x"}}}, []string{"admin-account:a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, v := range p.CheckFleet(tt.members, "10.0.0.0/16") {
+			for _, v := range p.CheckFleet(tt.members, Hub{VPCCIDR: "10.0.0.0/16", AccountID: hubAccount}) {
 				got = append(got, v.Rule+":"+v.Cluster)
 			}
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
