@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/gitops-fleet/eks-fleet/internal/ekszones"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
@@ -148,7 +150,7 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 	if err != nil {
 		return nil, wrap("availability zones", err)
 	}
-	azs, err := StandardZones(args.Region, zones.Names, args.AvailabilityZones)
+	azs, err := StandardZones(args.Region, zones.Names, zones.ZoneIds, args.AvailabilityZones)
 	if err != nil {
 		return nil, fmt.Errorf("managementcluster %s: %w", name, err)
 	}
@@ -462,17 +464,30 @@ func AccessEntryKey(principalARN string) string {
 
 // StandardZones returns the first n of names that are the region's own
 // availability zones (<region><letter>), in order; Local and Wavelength
-// Zones (<region>-<location>-<n><letter>) are skipped.
-func StandardZones(region string, names []string, n int) ([]string, error) {
+// Zones (<region>-<location>-<n><letter>) are skipped, and so are the zones
+// whose ID (ids, parallel to names) EKS refuses for cluster subnets
+// (internal/ekszones, e.g. use1-az3).
+func StandardZones(region string, names, ids []string, n int) ([]string, error) {
+	if len(ids) != len(names) {
+		return nil, fmt.Errorf("region %s: %d zone names but %d zone IDs", region, len(names), len(ids))
+	}
 	re := regexp.MustCompile(`^` + regexp.QuoteMeta(region) + `[a-z]$`)
-	var out []string
-	for _, z := range names {
-		if re.MatchString(z) {
+	var out, skipped []string
+	for i, z := range names {
+		switch {
+		case !re.MatchString(z):
+		case ekszones.Unsupported(ids[i]):
+			skipped = append(skipped, z+" ("+ids[i]+")")
+		default:
 			out = append(out, z)
 		}
 	}
 	if len(out) < n {
-		return nil, fmt.Errorf("region %s has %d standard availability zones (%s), availabilityZones asks for %d", region, len(out), strings.Join(out, ", "), n)
+		msg := fmt.Sprintf("availabilityZones %d: region %s has %d standard availability zones EKS supports (%s); allowed: 2 to %d here", n, region, len(out), strings.Join(out, ", "), len(out))
+		if len(skipped) > 0 {
+			msg += "; EKS does not accept cluster subnets in " + strings.Join(skipped, ", ")
+		}
+		return nil, errors.New(msg)
 	}
 	return out[:n], nil
 }

@@ -252,6 +252,62 @@ func TestSubnetCIDRs(t *testing.T) {
 	}
 }
 
+// EKS refuses cluster subnets in a few zone IDs (use1-az3 ...): they are
+// skipped, by ID, and a region left with too few zones is refused with the
+// zones named, before anything is created.
+func TestZonesEKSDoesNotSupport(t *testing.T) {
+	names := []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"}
+	ids := []string{"use1-az1", "use1-az2", "use1-az4", "use1-az6", "use1-az3", "use1-az5"}
+	got, err := StandardZones("us-east-1", names, ids, 3)
+	if err != nil || strings.Join(got, ",") != "us-east-1a,us-east-1b,us-east-1c" {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	// In this account use1-az3 is us-east-1a: it is skipped.
+	ids = []string{"use1-az3", "use1-az2", "use1-az4", "use1-az6"}
+	got, err = StandardZones("us-east-1", names[:4], ids, 3)
+	if err != nil || strings.Join(got, ",") != "us-east-1b,us-east-1c,us-east-1d" {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	if _, err := StandardZones("us-west-1", []string{"us-west-1a", "us-west-1c"}, []string{"usw1-az1", "usw1-az2"}, 2); err == nil ||
+		!strings.Contains(err.Error(), "us-west-1c (usw1-az2)") || !strings.Contains(err.Error(), "availabilityZones 2") {
+		t.Errorf("us-west-1 with usw1-az2: %v", err)
+	}
+	if _, err := StandardZones("us-east-1", names, ids, 2); err == nil {
+		t.Error("names and IDs of different lengths accepted")
+	}
+
+	// Through the program: the zone with an unsupported ID gets no subnet.
+	m := mocks.New()
+	m.AZs = []string{mocks.Region + "a", mocks.Region + "b", mocks.Region + "c", mocks.Region + "d"}
+	m.AZIDs = []string{"euw1-az1", "use1-az3", "euw1-az2", "euw1-az3"}
+	err = m.Run(nil, func(ctx *pulumi.Context) error {
+		_, err := New(ctx, "hub", args(3, NATSingle))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed := map[string]int{}
+	for _, r := range m.Resources() {
+		if az, ok := r.Inputs["availabilityZone"]; ok {
+			placed[az.StringValue()]++
+		}
+	}
+	if placed[mocks.Region+"b"] > 0 || placed[mocks.Region+"a"] == 0 || placed[mocks.Region+"d"] == 0 {
+		t.Errorf("subnets per zone %v: want a, c, d and nothing in b (use1-az3)", placed)
+	}
+	m = mocks.New()
+	m.AZs = []string{mocks.Region + "a", mocks.Region + "b", mocks.Region + "c"}
+	m.AZIDs = []string{"euw1-az1", "use1-az3", "euw1-az2"}
+	err = m.Run(nil, func(ctx *pulumi.Context) error {
+		_, err := New(ctx, "hub", args(3, NATSingle))
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "use1-az3") {
+		t.Errorf("too few supported zones: %v", err)
+	}
+}
+
 func TestTooFewZones(t *testing.T) {
 	m := mocks.New()
 	// Three zones, but one is a Local Zone: only two standard zones.
@@ -260,7 +316,7 @@ func TestTooFewZones(t *testing.T) {
 		_, err := New(ctx, "hub", args(3, NATSingle))
 		return err
 	})
-	if err == nil || !strings.Contains(err.Error(), "2 standard availability zones (eu-west-1a, eu-west-1b)") {
+	if err == nil || !strings.Contains(err.Error(), "2 standard availability zones EKS supports (eu-west-1a, eu-west-1b)") {
 		t.Fatalf("err %v", err)
 	}
 }

@@ -66,6 +66,8 @@ type Resource struct {
 type Mocks struct {
 	Stack string
 	AZs   []string
+	// AZIDs are the zone IDs of AZs, in order (default euw1-az<n>).
+	AZIDs []string
 	// CallerARN is what getCallerIdentity answers (default user/ci); the
 	// session context's issuer is the role behind an assumed-role ARN.
 	CallerARN string
@@ -222,6 +224,9 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 			}
 			names[i] = az
 			ids[i] = fmt.Sprintf("euw1-az%d", i+1)
+			if i < len(m.AZIDs) {
+				ids[i] = m.AZIDs[i]
+			}
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{"names": names, "zoneIds": ids, "id": Region}), nil
 	}
