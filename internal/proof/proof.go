@@ -62,6 +62,9 @@ const (
 	// CheckImpersonation: a Kustomization's impersonated service account
 	// may apply, prune and health-check its build (internal/rbacproof).
 	CheckImpersonation = "impersonation"
+	// CheckSecretStore: each ClusterSecretStore serves only the namespaces
+	// of the ExternalSecrets that use it (internal/secretstore).
+	CheckSecretStore = "secret-store"
 )
 
 // Finding is one problem the proof found.
@@ -290,6 +293,7 @@ func (r *run) do() error {
 	r.checkIRSA()
 	r.checkApps()
 	r.checkImpersonation()
+	r.checkSecretStores()
 	if !r.opts.SkipSealing {
 		r.checkSealing()
 	}
