@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
 )
 
@@ -51,7 +52,8 @@ const (
 	VarEKSClusterName  = spokeinfo.EKSClusterName // <hub>-<spoke>
 	VarOIDCIssuer      = spokeinfo.OIDCIssuer     // without https://
 	VarOIDCProviderARN = spokeinfo.OIDCProviderARN
-	VarAppRolePrefix   = spokeinfo.AppRolePrefix // <hub>-spoke-<spoke>-app-
+	VarAppRolePrefix   = spokeinfo.AppRolePrefix // <hub>-spoke-<spoke>_
+	VarSpokeName       = spokeinfo.SpokeName
 	VarBoundaryARN     = spokeinfo.BoundaryARN
 	ProviderConfigName = "default"
 )
@@ -59,12 +61,14 @@ const (
 // Variables returns every variable the app path needs on a spoke.
 func Variables() []string {
 	return []string{VarAccountID, VarPartition, VarRegion, VarEKSClusterName, VarOIDCIssuer,
-		VarOIDCProviderARN, VarAppRolePrefix, VarBoundaryARN}
+		VarOIDCProviderARN, VarAppRolePrefix, VarBoundaryARN, VarSpokeName}
 }
 
-// AppRolePrefix is SPOKE_APP_ROLE_PREFIX for a spoke: every app role on it
-// is <hub>-spoke-<spoke>-app-<claim>.
-func AppRolePrefix(spokeRolePrefix, spoke string) string { return spokeRolePrefix + spoke + "-app-" }
+// AppRolePrefix is SPOKE_APP_ROLE_PREFIX for a spoke, <hub>-spoke-<spoke>_
+// (spokeiam.AppRolePrefix, which the spoke's fence admits).
+func AppRolePrefix(spokeRolePrefix, spoke string) string {
+	return spokeRolePrefix + spoke + hubiam.MintedRoleSeparator
+}
 
 // Billing modes of the table.
 const (
@@ -72,10 +76,36 @@ const (
 	Provisioned   = "PROVISIONED"
 )
 
-// MaxNameLength bounds a claim's name so that the IAM role name
-// <hub>-spoke-<spoke>-app-<claim> stays within IAM's 64 characters with the
-// longest hub and spoke names (20 each).
-const MaxNameLength = 64 - len("-spoke-") - 20 - 20 - len("-app-")
+// AWS names of one claim's resources (NameSeparator is the fence's
+// separator, which no DNS label contains, so one namespace's names never
+// cover another's):
+//
+//	table, queue       <EKS cluster>_<namespace>_<claim>
+//	dead-letter queue  <EKS cluster>_<namespace>_<claim>_dlq
+//	IAM role           <SPOKE_APP_ROLE_PREFIX><namespace>_<claim>
+//
+// so the app's ServiceAccount can name its role in Git.
+const (
+	NameSeparator    = hubiam.MintedRoleSeparator
+	DeadLetterSuffix = NameSeparator + "dlq"
+	// MaxRoleNameLength and MaxQueueNameLength are IAM's and SQS's limits
+	// (DynamoDB allows 255).
+	MaxRoleNameLength  = 64
+	MaxQueueNameLength = 80
+)
+
+// NameBudget is how many characters a claim's namespace and name may have
+// together on a spoke, so that its role name fits IAM's 64 and its
+// dead-letter queue's name SQS's 80. A ValidatingAdmissionPolicy on every
+// spoke (name-length-policy.yaml) enforces the same two sums.
+func NameBudget(clusterName, appRolePrefix string) int {
+	return min(MaxRoleNameLength-len(appRolePrefix)-len(NameSeparator),
+		MaxQueueNameLength-len(clusterName)-2*len(NameSeparator)-len(DeadLetterSuffix))
+}
+
+// MaxNameLength bounds a claim's name alone; NameBudget bounds it with its
+// namespace on a given spoke.
+const MaxNameLength = 63
 
 // Claim is an AppInfrastructure claim as stored in Git.
 type Claim struct {
@@ -132,36 +162,48 @@ type Status struct {
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
-// ValidateName checks a claim name against the rules the derived AWS names
-// need (the XRD cannot: the composite's generated name shares its schema).
-func ValidateName(name string) error {
+// ValidateName checks a claim's name and namespace against the rules the
+// derived AWS names need on a spoke.
+func ValidateName(clusterName, appRolePrefix, namespace, name string) error {
 	if !dnsLabel.MatchString(name) {
 		return fmt.Errorf("metadata.name %q: must be a DNS label (lower-case letters, digits, '-')", name)
 	}
 	if len(name) > MaxNameLength {
-		return fmt.Errorf("metadata.name %q: %d characters, at most %d allowed (IAM role name %s<spoke>-app-<name> must fit 64)",
-			name, len(name), MaxNameLength, "<hub>-spoke-")
+		return fmt.Errorf("metadata.name %q: %d characters, at most %d allowed", name, len(name), MaxNameLength)
+	}
+	if n, max := len(namespace)+len(name), NameBudget(clusterName, appRolePrefix); n > max {
+		return fmt.Errorf("metadata.namespace %q and metadata.name %q: %d characters together, at most %d allowed on cluster %s (role %s must fit IAM's %d, queue %s SQS's %d)",
+			namespace, name, n, max, clusterName, RoleName(appRolePrefix, namespace, name), MaxRoleNameLength,
+			DeadLetterQueueName(clusterName, namespace, name), MaxQueueNameLength)
 	}
 	return nil
 }
 
 // RoleName is the IAM role the Composition makes for a claim.
-func RoleName(appRolePrefix, claim string) string { return appRolePrefix + claim }
+func RoleName(appRolePrefix, namespace, claim string) string {
+	return appRolePrefix + namespace + NameSeparator + claim
+}
 
 // RoleARN is the ARN of RoleName, as the app's ServiceAccount annotates it.
-func RoleARN(partition, account, appRolePrefix, claim string) string {
-	return fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, RoleName(appRolePrefix, claim))
+func RoleARN(partition, account, appRolePrefix, namespace, claim string) string {
+	return fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, RoleName(appRolePrefix, namespace, claim))
 }
 
 // TableName is the DynamoDB table the Composition makes for a claim on the
 // EKS cluster clusterName; QueueName and DeadLetterQueueName name its queues.
-func TableName(clusterName, claim string) string { return clusterName + "-" + claim }
+func TableName(clusterName, namespace, claim string) string {
+	return clusterName + NameSeparator + namespace + NameSeparator + claim
+}
 
 // QueueName is the main queue's name.
-func QueueName(clusterName, claim string) string { return clusterName + "-" + claim }
+func QueueName(clusterName, namespace, claim string) string {
+	return TableName(clusterName, namespace, claim)
+}
 
 // DeadLetterQueueName is the dead-letter queue's name.
-func DeadLetterQueueName(clusterName, claim string) string { return clusterName + "-" + claim + "-dlq" }
+func DeadLetterQueueName(clusterName, namespace, claim string) string {
+	return QueueName(clusterName, namespace, claim) + DeadLetterSuffix
+}
 
 // TableActions and QueueActions are the only actions the app's role may
 // have; DeadLetterQueueActions lets it inspect and drain its dead letters.

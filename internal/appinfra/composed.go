@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 )
 
 // Composed-resource kinds (provider-upjet-aws v2, cluster-scoped).
@@ -34,6 +36,7 @@ type Expect struct {
 	ClaimName      string
 	Namespace      string // the claim's namespace
 	ServiceAccount string // the claim's spec.serviceAccountName
+	SpokeName      string // the spoke's name (the fence tag eksfleet.io/spoke)
 	EKSClusterName string // EKS cluster name of the spoke: <hub>-<spoke>
 	AppRolePrefix  string // SPOKE_APP_ROLE_PREFIX
 	BoundaryARN    string
@@ -84,14 +87,19 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 		}
 	}
 	if u := need(TemplateTable); u != nil {
-		eq("table name", u.GetAnnotations()[ExternalNameKey], TableName(e.EKSClusterName, e.ClaimName))
+		eq("table name", u.GetAnnotations()[ExternalNameKey], TableName(e.EKSClusterName, e.Namespace, e.ClaimName))
 	}
 	if u := need(TemplateDeadLetterQueue); u != nil {
-		eq("dead-letter queue name", str(u, "spec", "forProvider", "name"), DeadLetterQueueName(e.EKSClusterName, e.ClaimName))
+		eq("dead-letter queue name", str(u, "spec", "forProvider", "name"), DeadLetterQueueName(e.EKSClusterName, e.Namespace, e.ClaimName))
 	}
 	if u := need(TemplateRole); u != nil {
-		eq("role name", u.GetAnnotations()[ExternalNameKey], RoleName(e.AppRolePrefix, e.ClaimName))
+		eq("role name", u.GetAnnotations()[ExternalNameKey], RoleName(e.AppRolePrefix, e.Namespace, e.ClaimName))
 		eq("role permissions boundary", str(u, "spec", "forProvider", "permissionsBoundary"), e.BoundaryARN)
+		// The spoke's fence admits iam:CreateRole only with its own values
+		// of the protected tags (hubiam.ProtectedTags).
+		for tag, want := range map[string]string{hubiam.TagSpoke: e.SpokeName, hubiam.TagCluster: e.EKSClusterName, hubiam.TagOIDC: e.OIDCIssuer} {
+			eq("role tag "+tag, str(u, "spec", "forProvider", "tags", tag), want)
+		}
 		if err := CheckTrustPolicy(str(u, "spec", "forProvider", "assumeRolePolicy"), e.OIDCProvider, e.OIDCIssuer,
 			e.Namespace, e.ServiceAccount); err != nil {
 			errs = append(errs, err)
@@ -106,7 +114,7 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 		return errors.Join(errs...)
 	}
 	if u := need(TemplateQueue); u != nil {
-		eq("queue name", str(u, "spec", "forProvider", "name"), QueueName(e.EKSClusterName, e.ClaimName))
+		eq("queue name", str(u, "spec", "forProvider", "name"), QueueName(e.EKSClusterName, e.Namespace, e.ClaimName))
 		var redrive struct {
 			DeadLetterTargetARN string `json:"deadLetterTargetArn"`
 			MaxReceiveCount     int    `json:"maxReceiveCount"`
@@ -117,7 +125,7 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 		eq("queue redrive target", redrive.DeadLetterTargetARN, e.Own.DeadLetterQueueARN)
 	}
 	if u := need(TemplateRolePolicy); u != nil {
-		eq("role policy's role", str(u, "spec", "forProvider", "role"), RoleName(e.AppRolePrefix, e.ClaimName))
+		eq("role policy's role", str(u, "spec", "forProvider", "role"), RoleName(e.AppRolePrefix, e.Namespace, e.ClaimName))
 		if err := CheckRolePolicy(str(u, "spec", "forProvider", "policy"), e.Own); err != nil {
 			errs = append(errs, err)
 		}
@@ -127,11 +135,11 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 
 // ObservedARNs returns the ARNs an account would report for a claim's table
 // and queues on a spoke: what a second render feeds back as observed state.
-func ObservedARNs(partition, region, account, clusterName, claim string) AppResources {
+func ObservedARNs(partition, region, account, clusterName, namespace, claim string) AppResources {
 	return AppResources{
-		TableARN:           fmt.Sprintf("arn:%s:dynamodb:%s:%s:table/%s", partition, region, account, TableName(clusterName, claim)),
-		QueueARN:           fmt.Sprintf("arn:%s:sqs:%s:%s:%s", partition, region, account, QueueName(clusterName, claim)),
-		DeadLetterQueueARN: fmt.Sprintf("arn:%s:sqs:%s:%s:%s", partition, region, account, DeadLetterQueueName(clusterName, claim)),
+		TableARN:           fmt.Sprintf("arn:%s:dynamodb:%s:%s:table/%s", partition, region, account, TableName(clusterName, namespace, claim)),
+		QueueARN:           fmt.Sprintf("arn:%s:sqs:%s:%s:%s", partition, region, account, QueueName(clusterName, namespace, claim)),
+		DeadLetterQueueARN: fmt.Sprintf("arn:%s:sqs:%s:%s:%s", partition, region, account, DeadLetterQueueName(clusterName, namespace, claim)),
 	}
 }
 

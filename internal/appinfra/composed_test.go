@@ -9,11 +9,11 @@ import (
 
 var expect = Expect{
 	ClaimName: "payment-app", Namespace: "payments", ServiceAccount: "payment-app",
-	EKSClusterName: "mgmt-apps-staging", AppRolePrefix: AppRolePrefix("mgmt-spoke-", "apps-staging"),
+	SpokeName: "apps-staging", EKSClusterName: "mgmt-apps-staging", AppRolePrefix: AppRolePrefix("mgmt-spoke-", "apps-staging"),
 	BoundaryARN:  "arn:aws:iam::111122223333:policy/mgmt-spoke-boundary",
 	OIDCIssuer:   "oidc.eks.eu-west-1.amazonaws.com/id/SPOKE",
 	OIDCProvider: "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/SPOKE",
-	Own:          ObservedARNs("aws", "eu-west-1", "111122223333", "mgmt-apps-staging", "payment-app"),
+	Own:          ObservedARNs("aws", "eu-west-1", "111122223333", "mgmt-apps-staging", "payments", "payment-app"),
 }
 
 func obj(apiVersion, kind, template string, annotations map[string]string, forProvider map[string]any) *unstructured.Unstructured {
@@ -32,14 +32,15 @@ func steadyState(e Expect) []*unstructured.Unstructured {
 	trust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"` + e.OIDCProvider +
 		`"},"Action":"sts:AssumeRoleWithWebIdentity","Condition":{"StringEquals":{"` + e.OIDCIssuer + `:aud":"sts.amazonaws.com","` +
 		e.OIDCIssuer + `:sub":"system:serviceaccount:payments:payment-app"}}}]}`
-	role := RoleName(e.AppRolePrefix, e.ClaimName)
+	role := RoleName(e.AppRolePrefix, e.Namespace, e.ClaimName)
 	return []*unstructured.Unstructured{
-		obj(TableAPIVersion, "Table", TemplateTable, map[string]string{ExternalNameKey: TableName(e.EKSClusterName, e.ClaimName)}, map[string]any{}),
-		obj(QueueAPIVersion, "Queue", TemplateDeadLetterQueue, nil, map[string]any{"name": DeadLetterQueueName(e.EKSClusterName, e.ClaimName)}),
-		obj(QueueAPIVersion, "Queue", TemplateQueue, nil, map[string]any{"name": QueueName(e.EKSClusterName, e.ClaimName),
+		obj(TableAPIVersion, "Table", TemplateTable, map[string]string{ExternalNameKey: TableName(e.EKSClusterName, e.Namespace, e.ClaimName)}, map[string]any{}),
+		obj(QueueAPIVersion, "Queue", TemplateDeadLetterQueue, nil, map[string]any{"name": DeadLetterQueueName(e.EKSClusterName, e.Namespace, e.ClaimName)}),
+		obj(QueueAPIVersion, "Queue", TemplateQueue, nil, map[string]any{"name": QueueName(e.EKSClusterName, e.Namespace, e.ClaimName),
 			"redrivePolicy": `{"deadLetterTargetArn":"` + e.Own.DeadLetterQueueARN + `","maxReceiveCount":5}`}),
 		obj(RoleAPIVersion, "Role", TemplateRole, map[string]string{ExternalNameKey: role},
-			map[string]any{"permissionsBoundary": e.BoundaryARN, "assumeRolePolicy": trust}),
+			map[string]any{"permissionsBoundary": e.BoundaryARN, "assumeRolePolicy": trust, "tags": map[string]any{
+				"eksfleet.io/spoke": e.SpokeName, "eksfleet.io/cluster": e.EKSClusterName, "eksfleet.io/oidc": e.OIDCIssuer}}),
 		obj(RolePolicyAPIVersion, "RolePolicy", TemplateRolePolicy, nil, map[string]any{"role": role,
 			"policy": goodPolicy(e.Own.TableARN, e.Own.QueueARN, e.Own.DeadLetterQueueARN)}),
 	}
@@ -82,9 +83,21 @@ func TestCheckComposed(t *testing.T) {
 			}, wantErr: "trust policy"},
 		{name: "role name of another spoke", expect: expect,
 			edit: func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-				objs[3].SetAnnotations(map[string]string{CompositionResourceNameKey: TemplateRole, ExternalNameKey: "mgmt-spoke-other-app-payment-app"})
+				objs[3].SetAnnotations(map[string]string{CompositionResourceNameKey: TemplateRole, ExternalNameKey: RoleName(AppRolePrefix("mgmt-spoke-", "other"), "payments", "payment-app")})
 				return objs
 			}, wantErr: "role name"},
+		{name: "role of another namespace's claim of the same name", expect: expect,
+			edit: func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+				objs[3].SetAnnotations(map[string]string{CompositionResourceNameKey: TemplateRole, ExternalNameKey: RoleName(expect.AppRolePrefix, "orders", "payment-app")})
+				return objs
+			}, wantErr: "role name"},
+		{name: "table of another namespace", expect: expect,
+			edit: func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+				objs[0].SetAnnotations(map[string]string{CompositionResourceNameKey: TemplateTable, ExternalNameKey: TableName(expect.EKSClusterName, "orders", "payment-app")})
+				return objs
+			}, wantErr: "table name"},
+		{name: "role without the fence's spoke tag", expect: expect, edit: set(TemplateRole, []string{"spec", "forProvider", "tags", "eksfleet.io/spoke"}, "other"),
+			wantErr: "role tag eksfleet.io/spoke"},
 		{name: "redrive elsewhere", expect: expect, edit: set(TemplateQueue, []string{"spec", "forProvider", "redrivePolicy"}, `{"deadLetterTargetArn":"arn:aws:sqs:eu-west-1:111122223333:x","maxReceiveCount":5}`),
 			wantErr: "redrive target"},
 		{name: "policy before ARNs", expect: func() Expect { e := expect; e.Own = AppResources{}; return e }(),

@@ -1,6 +1,8 @@
 package appinfra
 
 import (
+	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -124,7 +126,8 @@ func TestVariablesDeclared(t *testing.T) {
 				return err
 			}
 			for _, m := range varRef.FindAllStringSubmatch(string(b), -1) {
-				if !slices.Contains(Variables(), m[1]) {
+				// quote is set by spoke-tools/app-infra.yaml itself
+				if !slices.Contains(Variables(), m[1]) && m[1] != spokeinfo.Quote {
 					t.Errorf("%s uses ${%s}, which appinfra.Variables() does not list", path, m[1])
 				}
 			}
@@ -176,7 +179,7 @@ func substitute(s string, vars map[string]string) string {
 // exampleSpoke is the values a spoke's Flux substitutes, for offline checks.
 var exampleSpoke = map[string]string{
 	VarAccountID: "111122223333", VarPartition: "aws", VarRegion: "eu-west-1",
-	VarEKSClusterName: "mgmt-apps-staging", VarAppRolePrefix: AppRolePrefix("mgmt-spoke-", "apps-staging"),
+	VarEKSClusterName: "mgmt-apps-staging", VarAppRolePrefix: AppRolePrefix("mgmt-spoke-", "apps-staging"), VarSpokeName: "apps-staging",
 	VarBoundaryARN:     "arn:aws:iam::111122223333:policy/mgmt-spoke-boundary",
 	VarOIDCIssuer:      "oidc.eks.eu-west-1.amazonaws.com/id/SPOKE0123456789",
 	VarOIDCProviderARN: "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/SPOKE0123456789",
@@ -206,10 +209,26 @@ func TestCompositionPolicies(t *testing.T) {
 		t.Errorf("the Composition's trust policy: %v", err)
 	}
 
-	name, _ := combineFmt(t, template(t, comp, "role"), "metadata.annotations[crossplane.io/external-name]")
-	if got, want := fmt.Sprintf(substitute(name, exampleSpoke), "payment-app"),
-		RoleName(exampleSpoke[VarAppRolePrefix], "payment-app"); got != want {
-		t.Errorf("role name %q, want %q", got, want)
+	// Every name the Composition derives is the Go one, from the claim's
+	// namespace and name in that order.
+	nsName := []string{"metadata.labels[" + ClaimNamespaceLabel + "]", "metadata.labels[crossplane.io/claim-name]"}
+	for _, n := range []struct {
+		template, path string
+		want           string
+	}{
+		{"role", "metadata.annotations[crossplane.io/external-name]", RoleName(exampleSpoke[VarAppRolePrefix], "payments", "payment-app")},
+		{"role-policy", "spec.forProvider.role", RoleName(exampleSpoke[VarAppRolePrefix], "payments", "payment-app")},
+		{"table", "metadata.annotations[crossplane.io/external-name]", TableName(exampleSpoke[VarEKSClusterName], "payments", "payment-app")},
+		{"queue", "spec.forProvider.name", QueueName(exampleSpoke[VarEKSClusterName], "payments", "payment-app")},
+		{"dead-letter-queue", "spec.forProvider.name", DeadLetterQueueName(exampleSpoke[VarEKSClusterName], "payments", "payment-app")},
+	} {
+		format, vars := combineFmt(t, template(t, comp, n.template), n.path)
+		if !slices.Equal(vars, nsName) {
+			t.Errorf("%s %s from %v, want %v", n.template, n.path, vars, nsName)
+		}
+		if got := fmt.Sprintf(substitute(format, exampleSpoke), "payments", "payment-app"); got != n.want {
+			t.Errorf("%s %s = %q, want %q", n.template, n.path, got, n.want)
+		}
 	}
 	if got := get(t, template(t, comp, "role"), "base", "spec", "forProvider", "permissionsBoundary"); got != "${"+VarBoundaryARN+"}" {
 		t.Errorf("role permissionsBoundary %v, want ${%s}", got, VarBoundaryARN)
@@ -229,14 +248,18 @@ func TestPaymentAppMatchesClaim(t *testing.T) {
 	for _, overlay := range []string{"staging", "production"} {
 		claim := readObject(t, filepath.Join(root, "overlays", overlay, "appinfrastructure.yaml"))
 		name := get(t, claim, "metadata", "name").(string)
-		if err := ValidateName(name); err != nil {
+		ns := get(t, claim, "metadata", "namespace")
+		if ns == nil {
+			ns = "payments" // from the team's Kustomization
+		}
+		if err := ValidateName(exampleSpoke[VarEKSClusterName], exampleSpoke[VarAppRolePrefix], ns.(string), name); err != nil {
 			t.Errorf("%s claim: %v", overlay, err)
 		}
 		if got := get(t, claim, "spec", "serviceAccountName"); got != saName {
 			t.Errorf("%s claim trusts ServiceAccount %v, the app runs as %s", overlay, got, saName)
 		}
 		arn := substitute(get(t, sa, "metadata", "annotations", "eks.amazonaws.com/role-arn").(string), exampleSpoke)
-		want := RoleARN("aws", exampleSpoke[VarAccountID], exampleSpoke[VarAppRolePrefix], name)
+		want := RoleARN("aws", exampleSpoke[VarAccountID], exampleSpoke[VarAppRolePrefix], ns.(string), name)
 		if arn != want {
 			t.Errorf("%s: ServiceAccount annotation %s, the claim's role is %s", overlay, arn, want)
 		}

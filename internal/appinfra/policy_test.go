@@ -102,25 +102,58 @@ func TestCheckTrustPolicy(t *testing.T) {
 	}
 }
 
+// At the longest hub and spoke names the validators admit, every name a
+// claim within NameBudget makes fits its AWS limit, and one character more
+// is refused; two namespaces' claims of one name never share a name.
 func TestValidateName(t *testing.T) {
-	tests := []struct {
-		name    string
-		wantErr bool
-	}{
-		{"payment-app", false},
-		{strings.Repeat("a", MaxNameLength), false},
-		{strings.Repeat("a", MaxNameLength+1), true},
-		{"Payment", true},
-		{"-x", true},
+	hub, spoke := strings.Repeat("h", 20), strings.Repeat("s", 20)
+	cluster, prefix := hub+"-"+spoke, AppRolePrefix(hub+"-spoke-", spoke)
+	budget := NameBudget(cluster, prefix)
+	if budget < 10 {
+		t.Fatalf("budget %d at the longest names leaves no room", budget)
 	}
-	for _, tt := range tests {
-		if err := ValidateName(tt.name); (err != nil) != tt.wantErr {
-			t.Errorf("ValidateName(%q) = %v, wantErr %v", tt.name, err, tt.wantErr)
+	for _, tt := range []struct {
+		ns, name string
+		wantErr  bool
+	}{
+		{"payments", "payment-app", budget < len("paymentspayment-app")},
+		{"t", strings.Repeat("a", budget-1), false},
+		{"t", strings.Repeat("a", budget), true},
+		{strings.Repeat("n", budget-1), "a", false},
+		{"payments", "Payment", true},
+		{"payments", "-x", true},
+	} {
+		err := ValidateName(cluster, prefix, tt.ns, tt.name)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("ValidateName(%q, %q) = %v, wantErr %v", tt.ns, tt.name, err, tt.wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		if n := RoleName(prefix, tt.ns, tt.name); len(n) > MaxRoleNameLength {
+			t.Errorf("role %s: %d characters", n, len(n))
+		}
+		if n := DeadLetterQueueName(cluster, tt.ns, tt.name); len(n) > MaxQueueNameLength {
+			t.Errorf("queue %s: %d characters", n, len(n))
 		}
 	}
-	// The longest names still make a valid IAM role name.
-	long := RoleName(AppRolePrefix(strings.Repeat("h", 20)+"-spoke-", strings.Repeat("s", 20)), strings.Repeat("a", MaxNameLength))
-	if len(long) != 64 {
-		t.Errorf("longest role name has %d characters, want 64", len(long))
+	// Exactly at the budget, the tightest name is exactly at its limit.
+	ns, name := "t", strings.Repeat("a", budget-1)
+	if len(RoleName(prefix, ns, name)) != MaxRoleNameLength && len(DeadLetterQueueName(cluster, ns, name)) != MaxQueueNameLength {
+		t.Error("the budget is not tight: one of the names should be at its limit")
+	}
+	// Two teams' "orders" claims on one spoke.
+	a, b := "team-a", "team-b"
+	for _, pair := range [][2]string{
+		{RoleName(prefix, a, "orders"), RoleName(prefix, b, "orders")},
+		{TableName(cluster, a, "orders"), TableName(cluster, b, "orders")},
+		{QueueName(cluster, a, "orders"), QueueName(cluster, b, "orders")},
+		// namespace "a" with claim "b_c" cannot exist (no '_' in DNS labels),
+		// so "a_b" + "c" and "a" + "b_c" never collide.
+		{TableName(cluster, "a-b", "c"), TableName(cluster, "a", "b-c")},
+	} {
+		if pair[0] == pair[1] {
+			t.Errorf("two claims share %s", pair[0])
+		}
 	}
 }

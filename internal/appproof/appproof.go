@@ -87,7 +87,7 @@ func Expectation(claim *unstructured.Unstructured, vars map[string]string) (appi
 	sa, _, _ := unstructured.NestedString(claim.Object, "spec", "serviceAccountName")
 	return appinfra.Expect{
 		ClaimName: claim.GetName(), Namespace: claim.GetNamespace(), ServiceAccount: sa,
-		EKSClusterName: vars[appinfra.VarEKSClusterName], AppRolePrefix: vars[appinfra.VarAppRolePrefix],
+		SpokeName: vars[appinfra.VarSpokeName], EKSClusterName: vars[appinfra.VarEKSClusterName], AppRolePrefix: vars[appinfra.VarAppRolePrefix],
 		BoundaryARN: vars[appinfra.VarBoundaryARN], OIDCIssuer: vars[appinfra.VarOIDCIssuer],
 		OIDCProvider: vars[appinfra.VarOIDCProviderARN],
 	}, nil
@@ -101,11 +101,11 @@ type Validate func(ctx context.Context, obj *unstructured.Unstructured) error
 func CheckClaim(ctx context.Context, claim *unstructured.Unstructured, defs []*unstructured.Unstructured,
 	vars map[string]string, info clusterinfo.Values[string], validate Validate) (*xrender.Result, error) {
 	where := fmt.Sprintf("%s %s/%s", claim.GetKind(), claim.GetNamespace(), claim.GetName())
-	if err := appinfra.ValidateName(claim.GetName()); err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
 	e, err := Expectation(claim, vars)
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if err := appinfra.ValidateName(e.EKSClusterName, e.AppRolePrefix, claim.GetNamespace(), claim.GetName()); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	res, err := RenderSteady(ctx, claim, defs, info)

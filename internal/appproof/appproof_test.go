@@ -16,6 +16,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/appinfra"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/xrender"
 )
 
@@ -27,6 +28,7 @@ func spokeVars(info clusterinfo.Values[string]) map[string]string {
 	return map[string]string{
 		appinfra.VarAccountID: info.AccountID, appinfra.VarPartition: info.Partition, appinfra.VarRegion: info.Region,
 		appinfra.VarEKSClusterName:  info.HubName + "-" + spoke,
+		appinfra.VarSpokeName:       spoke,
 		appinfra.VarAppRolePrefix:   appinfra.AppRolePrefix(info.SpokeRolePrefix, spoke),
 		appinfra.VarBoundaryARN:     info.SpokeBoundaryARN,
 		appinfra.VarOIDCIssuer:      issuer,
@@ -61,7 +63,9 @@ func build(t *testing.T, root, path, targetNamespace string, vars map[string]str
 		Spec: kustomizev1.KustomizationSpec{
 			Path: path, TargetNamespace: targetNamespace, Prune: true,
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"},
-			PostBuild: &kustomizev1.PostBuild{SubstituteFrom: []kustomizev1.SubstituteReference{{Kind: "ConfigMap", Name: appinfra.SpokeInfoConfigMap}}},
+			// as spoke-tools/app-infra.yaml: quote, then spoke-info
+			PostBuild: &kustomizev1.PostBuild{Substitute: map[string]string{spokeinfo.Quote: spokeinfo.QuoteValue},
+				SubstituteFrom: []kustomizev1.SubstituteReference{{Kind: "ConfigMap", Name: appinfra.SpokeInfoConfigMap}}},
 		},
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: appinfra.SpokeInfoConfigMap, Namespace: "flux-system"}, Data: vars}
@@ -175,11 +179,11 @@ func TestPlantedErrors(t *testing.T) {
 			old: `"${SPOKE_OIDC_ISSUER}:sub":"system:serviceaccount:%s:%s"`, new: `"${SPOKE_OIDC_ISSUER}:sub":"system:serviceaccount:%s:%s*"`,
 			wantErr: "trust policy"},
 		{name: "service account annotated with another role", file: "apps/payment-app/base/serviceaccount.yaml", overlay: "staging",
-			old: "${SPOKE_APP_ROLE_PREFIX}payment-app", new: "${SPOKE_APP_ROLE_PREFIX}other", wantErr: "the claim's role is"},
+			old: "${SPOKE_APP_ROLE_PREFIX}payments_payment-app", new: "${SPOKE_APP_ROLE_PREFIX}other", wantErr: "the claim's role is"},
 		{name: "provisioned table without capacity", file: "apps/payment-app/overlays/production/appinfrastructure.yaml", overlay: "production",
 			old: "    readCapacity: 20\n", new: "", wantErr: "readCapacity and writeCapacity are required"},
 		{name: "claim name too long for the role name", file: "apps/payment-app/overlays/staging/appinfrastructure.yaml", overlay: "staging",
-			old: "name: payment-app", new: "name: payment-app-staging", wantErr: "at most 12 allowed"},
+			old: "name: payment-app", new: "name: payment-app-staging-with-a-long-name", wantErr: "at most 39 allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

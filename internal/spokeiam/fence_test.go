@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gitops-fleet/eks-fleet/internal/appinfra"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iamsim"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
@@ -99,6 +100,32 @@ func minted(s spokeiam.Spoke, boundary hubiam.Document, provider string) subject
 	}
 	return subject{name: s.Name + "/minted(" + provider + ")", arn: ctx["aws:PrincipalArn"].(string),
 		identity: []iamsim.Policy{{Name: "everything", Policy: allowAll}}, boundary: &boundary, ctx: ctx}
+}
+
+// appResources are the ARNs of namespace ns's "orders" claim on spoke s.
+func appResources(s spokeiam.Spoke, ns string) appinfra.AppResources {
+	return appinfra.ObservedARNs("aws", region, acct, spokeiam.ClusterName(s.Hub, s.Name), ns, "orders")
+}
+
+// appRole is namespace ns's app role on spoke s as the app-infra
+// Composition makes it: its name, the fence's tags, the boundary and a
+// policy of the app's actions on exactly its own ARNs.
+func appRole(s spokeiam.Spoke, boundary hubiam.Document, ns string, own appinfra.AppResources) subject {
+	name := appinfra.RoleName(spokeiam.AppRolePrefix(s.Hub, s.Name), ns, "orders")
+	ctx := map[string]any{
+		"aws:PrincipalArn":                      "arn:aws:iam::" + acct + ":role/" + name,
+		"aws:PrincipalTag/" + hubiam.TagSpoke:   s.Name,
+		"aws:PrincipalTag/" + hubiam.TagCluster: spokeiam.ClusterName(s.Hub, s.Name),
+		"aws:PrincipalTag/" + hubiam.TagOIDC:    s.OIDCIssuer,
+		"aws:FederatedProvider":                 s.OIDCProviderARN(),
+	}
+	policy := hubiam.NewDocument(
+		hubiam.Statement{Sid: "Table", Effect: hubiam.Allow, Action: appinfra.TableActions, Resource: []string{own.TableARN}},
+		hubiam.Statement{Sid: "Queue", Effect: hubiam.Allow, Action: appinfra.QueueActions, Resource: []string{own.QueueARN}},
+		hubiam.Statement{Sid: "DeadLetterQueue", Effect: hubiam.Allow, Action: appinfra.DeadLetterQueueActions, Resource: []string{own.DeadLetterQueueARN}},
+	)
+	return subject{name: s.Name + "/app(" + ns + "/orders)", arn: ctx["aws:PrincipalArn"].(string),
+		identity: []iamsim.Policy{{Name: "app", Policy: policy}}, boundary: &boundary, ctx: ctx}
 }
 
 func hubCrossplane(env hubiam.Env) subject {
@@ -346,6 +373,21 @@ func matrix(t *testing.T, b hubiam.Document, xp hubiam.Document) []expectation {
 				add(m, pr, false)
 			}
 		}
+	}
+	// Two teams' AppInfrastructure claims named "orders" on one spoke: each
+	// app role, with the policy the app-infra Composition gives it, under
+	// the boundary, reaches its own table and queues and not the other's.
+	a := spoke(hub, "pay")
+	for _, teams := range [][2]string{{"team-a", "team-b"}, {"team-b", "team-a"}} {
+		own, other := appResources(a, teams[0]), appResources(a, teams[1])
+		app := appRole(a, b, teams[0], own)
+		add(app, p("read own table", "dynamodb:GetItem", own.TableARN), true)
+		add(app, p("send to own queue", "sqs:SendMessage", own.QueueARN), true)
+		add(app, p("drain own dead letters", "sqs:ReceiveMessage", own.DeadLetterQueueARN), true)
+		add(app, p("read the other team's table", "dynamodb:GetItem", other.TableARN), false)
+		add(app, p("write the other team's table", "dynamodb:PutItem", other.TableARN), false)
+		add(app, p("send to the other team's queue", "sqs:SendMessage", other.QueueARN), false)
+		add(app, p("read the other team's dead letters", "sqs:ReceiveMessage", other.DeadLetterQueueARN), false)
 	}
 	// the hub's Crossplane
 	xpSub := hubCrossplane(hub)

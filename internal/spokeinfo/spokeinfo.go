@@ -36,7 +36,7 @@ const (
 	CrossplaneRoleARN = "SPOKE_CROSSPLANE_ROLE_ARN"
 	ESORoleARN        = "SPOKE_ESO_ROLE_ARN"
 	LBCRoleARN        = "SPOKE_LBC_ROLE_ARN"
-	AppRolePrefix     = "SPOKE_APP_ROLE_PREFIX" // ${SPOKE_ROLE_PREFIX}<spoke>-app-
+	AppRolePrefix     = "SPOKE_APP_ROLE_PREFIX" // ${SPOKE_ROLE_PREFIX}<spoke>_ (spokeiam.AppRolePrefix)
 	// Quote is a double quote. Flux substitutes after kustomize has dropped
 	// the quotes written in YAML, so a value that may read as a number or
 	// boolean (an account ID, a name such as "no", a version such as 2.10)
