@@ -52,6 +52,8 @@ func TestEachBadSettingIsNamed(t *testing.T) {
 		want       []string // substrings of the one error
 	}{
 		{"aws:region", "Europe", []string{"aws:region", `"Europe"`, "eu-west-1"}},
+		{"aws:region", "cn-north-1", []string{"aws:region", `"cn-north-1"`, "aws-cn", "aws, aws-us-gov"}},
+		{"aws:region", "us-iso-east-1", []string{"aws:region", "aws-iso"}},
 		{"eks-fleet:hubName", "this-hub-name-is-far-too-long", []string{"eks-fleet:hubName", "1 to 20"}},
 		{"eks-fleet:hubName", "Hub", []string{"eks-fleet:hubName", `"Hub"`, "lower-case letters and digits"}},
 		{"eks-fleet:hubName", "mgmt-eu", []string{"eks-fleet:hubName", `"mgmt-eu"`, "no '-'"}},

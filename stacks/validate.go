@@ -120,6 +120,8 @@ func (v *validator) add(key, value, allowed string) {
 func (v *validator) region(r string) {
 	if !regionRE.MatchString(r) {
 		v.add(RegionKey, r, "an AWS region such as eu-west-1 (set it with: pulumi config set aws:region <region>)")
+	} else if err := hubiam.CheckPartition(r, ""); err != nil {
+		v.add(RegionKey, r, "a region of partition "+strings.Join(hubiam.SupportedPartitions, " or ")+": "+err.Error())
 	}
 }
 

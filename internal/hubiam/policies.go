@@ -58,7 +58,7 @@ func (e Env) Validate() error {
 	if len(empty) > 0 {
 		return fmt.Errorf("%s empty", strings.Join(empty, ", "))
 	}
-	return nil
+	return CheckPartition(e.Region, e.Partition)
 }
 
 // The fence. Every spoke role carries one permissions boundary, owned by the

@@ -22,13 +22,12 @@ const (
 	// MaxSealingSecretNameLength bounds sealingSecretName (the secret's
 	// ARN is in the spoke boundary).
 	MaxSealingSecretNameLength = 64
-	// LongestRegion is the longest AWS region name (14 characters); the
-	// quota tests build every document in it.
-	LongestRegion = "ap-southeast-2"
-	// LongestPartition is the longest partition that the program and the
-	// XRD accept.
-	LongestPartition = "aws-us-gov"
 )
+
+// LongestRegions holds, for each supported partition, its longest region
+// name: the quota tests build every document in each pair (a region and a
+// partition from different pairs cannot meet, CheckPartition refuses it).
+var LongestRegions = map[string]string{"aws": "ap-southeast-2", "aws-us-gov": "us-gov-west-1"}
 
 // CheckQuotas reports every hub document over its quota.
 func CheckQuotas(e Env, secretARN, kmsKeyARN string) error {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/internal/cidralloc"
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
@@ -124,6 +125,9 @@ func (p *Policy) check() error {
 	for _, r := range p.Regions {
 		if !regionRE.MatchString(r) {
 			return fmt.Errorf("spec.regions: %q is not an AWS region name (e.g. eu-west-1)", r)
+		}
+		if err := hubiam.CheckPartition(r, ""); err != nil {
+			return fmt.Errorf("spec.regions: %w", err)
 		}
 	}
 	for _, v := range p.KubernetesVersions {

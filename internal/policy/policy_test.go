@@ -163,8 +163,11 @@ func TestAdminAccounts(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Parse([]byte(strings.Replace(raw, "spec:\n", "spec:\n  adminAccounts: [\"12345\"]\n", 1)), "p"); err == nil || !strings.Contains(err.Error(), "spec.adminAccounts") {
+	if _, err := Parse([]byte(strings.Replace(raw, "adminAccounts: []", `adminAccounts: ["12345"]`, 1)), "p"); err == nil || !strings.Contains(err.Error(), "spec.adminAccounts") {
 		t.Errorf("a malformed account id: %v, want an error naming spec.adminAccounts", err)
+	}
+	if _, err := Parse([]byte(strings.Replace(raw, "    - eu-central-1\n", "    - cn-north-1\n", 1)), "p"); err == nil || !strings.Contains(err.Error(), "aws-cn") {
+		t.Errorf("a China region: %v, want an error naming the partition", err)
 	}
 }
 

@@ -13,8 +13,7 @@ import (
 // longest is a fleet at the longest names the validators admit: hub and
 // spoke names at their maximum, the longest region and partition, the
 // longest sealing secret name, the admin trust at its limit.
-func longest() (hubiam.Env, spokeiam.Spoke, string, string) {
-	p, r := hubiam.LongestPartition, hubiam.LongestRegion
+func longest(p, r string) (hubiam.Env, spokeiam.Spoke, string, string) {
 	env := hubiam.Env{Partition: p, AccountID: "123456789012", Region: r, HubName: strings.Repeat("h", workloadcluster.MaxHubNameLength)}
 	secretARN := "arn:" + p + ":secretsmanager:" + r + ":123456789012:secret:" + secretName(hubiam.MaxSealingSecretNameLength) + "-AbCdEf"
 	keyARN := "arn:" + p + ":kms:" + r + ":123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -35,7 +34,16 @@ func secretName(n int) string {
 }
 
 func TestEveryDocumentFitsAtTheLongestAdmittedNames(t *testing.T) {
-	env, s, secretARN, keyARN := longest()
+	if len(hubiam.LongestRegions) != len(hubiam.SupportedPartitions) {
+		t.Fatalf("LongestRegions %v does not cover the supported partitions %v", hubiam.LongestRegions, hubiam.SupportedPartitions)
+	}
+	for p, r := range hubiam.LongestRegions {
+		t.Run(p, func(t *testing.T) { fitsAtTheLongest(t, p, r) })
+	}
+}
+
+func fitsAtTheLongest(t *testing.T, p, r string) {
+	env, s, secretARN, keyARN := longest(p, r)
 	hubUsages := hubiam.Usages(env, secretARN, keyARN)
 	spokeUsages, err := spokeiam.Usages(s)
 	if err != nil {
@@ -75,7 +83,7 @@ func TestEveryDocumentFitsAtTheLongestAdmittedNames(t *testing.T) {
 // Longer sealing secret names or admin lists than the limits do not fit, so
 // the validators must refuse them (and do, through these checks).
 func TestQuotaChecksCatchWhatWouldNotFit(t *testing.T) {
-	env, _, _, keyARN := longest()
+	env, _, _, keyARN := longest("aws-us-gov", hubiam.LongestRegions["aws-us-gov"])
 	for _, n := range []int{hubiam.MaxSealingSecretNameLength + 100, 512} {
 		secretARN := "arn:" + env.Partition + ":secretsmanager:" + env.Region + ":123456789012:secret:" + secretName(n) + "-AbCdEf"
 		if err := hubiam.CheckQuotas(env, secretARN, keyARN); err == nil || !strings.Contains(err.Error(), "boundary") {
@@ -90,7 +98,7 @@ func TestQuotaChecksCatchWhatWouldNotFit(t *testing.T) {
 		t.Error(err)
 	}
 	// and the longest role name a spoke's Crossplane may mint still fits
-	_, s, _, _ := longest()
+	_, s, _, _ := longest("aws", hubiam.LongestRegions["aws"])
 	if got := len(spokeiam.AppRolePrefix(s.Hub, s.Name)) + spokeiam.MintedRoleNameBudget; got > hubiam.QuotaRoleName {
 		t.Errorf("minted role names reach %d characters", got)
 	}
