@@ -52,6 +52,10 @@ func TestEachBadSettingIsNamed(t *testing.T) {
 		want       []string // substrings of the one error
 	}{
 		{"aws:region", "Europe", []string{"aws:region", `"Europe"`, "eu-west-1"}},
+		{"eks-fleet:nodeInstanceTypes", `["p5.48xlarge"]`, []string{"eks-fleet:nodeInstanceTypes", "p5.48xlarge", "GPU (NVIDIA)", "m7i.large"}},
+		{"eks-fleet:nodeInstanceTypes", `["g5g.xlarge"]`, []string{"g5g.xlarge", "GPU (NVIDIA)"}},
+		{"eks-fleet:nodeInstanceTypes", `["inf2.xlarge"]`, []string{"inf2.xlarge", "Neuron"}},
+		{"eks-fleet:nodeInstanceTypes", `["trn1.2xlarge"]`, []string{"trn1.2xlarge", "Neuron"}},
 		{"aws:region", "cn-north-1", []string{"aws:region", `"cn-north-1"`, "aws-cn", "aws, aws-us-gov"}},
 		{"aws:region", "us-iso-east-1", []string{"aws:region", "aws-iso"}},
 		{"eks-fleet:hubName", "this-hub-name-is-far-too-long", []string{"eks-fleet:hubName", "1 to 20"}},
@@ -355,5 +359,18 @@ func TestLongestAdmittedInputs(t *testing.T) {
 	raw["eks-fleet:adminPrincipalArns"] = `["` + sso + `A"]`
 	if _, errs := FromValues(raw); len(errs) != 1 || !strings.Contains(errs[0].Error(), AdminPrincipalARNsKey) {
 		t.Fatalf("65-character role name: %v", errs)
+	}
+}
+
+func TestAccelerator(t *testing.T) {
+	for typ, want := range map[string]string{
+		"m7i.large": "", "c7gn.xlarge": "", "i4i.large": "", "d3.xlarge": "", "r7g.large": "", "t3.large": "", "a1.large": "",
+		"p4d.24xlarge": "GPU (NVIDIA)", "g4dn.xlarge": "GPU (NVIDIA)", "g6e.xlarge": "GPU (NVIDIA)", "gr6.4xlarge": "GPU (NVIDIA)",
+		"inf1.xlarge": "Inferentia/Trainium (Neuron)", "trn2.48xlarge": "Inferentia/Trainium (Neuron)",
+		"dl1.24xlarge": "accelerator (dl)", "f1.2xlarge": "accelerator (f)", "vt1.3xlarge": "accelerator (vt)",
+	} {
+		if got := Accelerator(typ); got != want {
+			t.Errorf("Accelerator(%s) = %q, want %q", typ, got, want)
+		}
 	}
 }

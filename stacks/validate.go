@@ -153,6 +153,10 @@ func (v *validator) nodes(n workloadcluster.Nodes) {
 			v.add(NodeInstanceTypesKey, t, "EC2 instance types such as m6i.large")
 			continue
 		}
+		if acc := Accelerator(t); acc != "" {
+			v.add(NodeInstanceTypesKey, t, "a "+acc+" instance type: the hub's system nodes run the AL2023 standard AMI, which has no "+acc+" drivers; use general-purpose, compute- or memory-optimised types (e.g. m7i.large, c7i.large, r7i.large, m7g.large)")
+			continue
+		}
 		a := Architecture(t)
 		if arch != "" && a != arch {
 			v.add(NodeInstanceTypesKey, strings.Join(n.InstanceTypes, ","), "instance types of one CPU architecture (one AL2023 AMI type per node group)")
@@ -188,6 +192,27 @@ func Architecture(instanceType string) string {
 		}
 	}
 	return "x86_64"
+}
+
+var acceleratedFamily = regexp.MustCompile(`^(p|g|gr|inf|trn|dl|vt|f)[0-9]`)
+
+// Accelerator names the accelerator of an EC2 instance type whose AMI the
+// standard AL2023 AMI types do not serve ("" for none): NVIDIA GPUs (p*,
+// g*, gr*), AWS Inferentia and Trainium (inf*, trn*: the Neuron AMI), and
+// Gaudi, video and FPGA accelerators (dl*, vt*, f*).
+func Accelerator(instanceType string) string {
+	family, _, _ := strings.Cut(instanceType, ".")
+	m := acceleratedFamily.FindStringSubmatch(family)
+	if m == nil {
+		return ""
+	}
+	switch m[1] {
+	case "p", "g", "gr":
+		return "GPU (NVIDIA)"
+	case "inf", "trn":
+		return "Inferentia/Trainium (Neuron)"
+	}
+	return "accelerator (" + m[1] + ")"
 }
 
 // AMIType is the AL2023 managed node group AMI type for the instance types.

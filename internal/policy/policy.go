@@ -19,6 +19,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
 // File coordinates.
@@ -141,6 +142,13 @@ func (p *Policy) check() error {
 	for _, t := range p.InstanceTypes {
 		if !instanceTypeRE.MatchString(t) {
 			return fmt.Errorf("spec.instanceTypes: %q is not an EC2 instance type (e.g. m7i.large)", t)
+		}
+		// Spoke node groups use the AL2023 x86_64 standard AMI.
+		if acc := stacks.Accelerator(t); acc != "" {
+			return fmt.Errorf("spec.instanceTypes: %q is a %s instance type: spoke node groups run the AL2023_x86_64_STANDARD AMI; use x86_64 types without accelerators, e.g. m7i.large", t, acc)
+		}
+		if arch := stacks.Architecture(t); arch != "x86_64" {
+			return fmt.Errorf("spec.instanceTypes: %q is %s: spoke node groups run the AL2023_x86_64_STANDARD AMI; use x86_64 types, e.g. m7i.large", t, arch)
 		}
 	}
 	if p.MaxNodes < 1 || p.MaxNodes > APIMaxNodes {

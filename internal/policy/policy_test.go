@@ -169,6 +169,11 @@ func TestAdminAccounts(t *testing.T) {
 	if _, err := Parse([]byte(strings.Replace(raw, "    - eu-central-1\n", "    - cn-north-1\n", 1)), "p"); err == nil || !strings.Contains(err.Error(), "aws-cn") {
 		t.Errorf("a China region: %v, want an error naming the partition", err)
 	}
+	for typ, want := range map[string]string{"g5.xlarge": "GPU (NVIDIA)", "m7g.large": "arm64", "inf2.xlarge": "Neuron"} {
+		if _, err := Parse([]byte(strings.Replace(raw, "    - t3.large\n", "    - "+typ+"\n", 1)), "p"); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "spec.instanceTypes") {
+			t.Errorf("policy instance type %s: %v, want an error naming %q", typ, err, want)
+		}
+	}
 }
 
 func TestCheckFleet(t *testing.T) {
