@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
@@ -368,7 +369,33 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 	for _, r := range c.PrivateRoutes {
 		nodeDeps = append(nodeDeps, r)
 	}
+	// IMDSv2 only, one hop: pods (not on the host network) cannot reach the
+	// instance metadata service and so cannot use the node role; every hub
+	// workload that calls AWS has its own IRSA role (review pulumi-iam m10).
+	// A name prefix: the template is replaced with the node group.
+	launchTemplate, err := ec2.NewLaunchTemplate(ctx, name+"-nodes", &ec2.LaunchTemplateArgs{
+		NamePrefix:           pulumi.String(NodeGroupNamePrefix(args.ClusterName)),
+		Description:          pulumi.String("hub system nodes: IMDSv2, hop limit 1"),
+		UpdateDefaultVersion: pulumi.Bool(true),
+		MetadataOptions: ec2.LaunchTemplateMetadataOptionsArgs{
+			HttpEndpoint:            pulumi.String("enabled"),
+			HttpTokens:              pulumi.String("required"),
+			HttpPutResponseHopLimit: pulumi.Int(IMDSHopLimit),
+		},
+		TagSpecifications: ec2.LaunchTemplateTagSpecificationArray{
+			ec2.LaunchTemplateTagSpecificationArgs{ResourceType: pulumi.String("instance"), Tags: tags(nil)},
+			ec2.LaunchTemplateTagSpecificationArgs{ResourceType: pulumi.String("volume"), Tags: tags(nil)},
+		},
+		Tags: tags(nil),
+	}, parent)
+	if err != nil {
+		return nil, wrap("node launch template", err)
+	}
 	nodeGroup, err := eks.NewManagedNodeGroup(ctx, name+"-nodes", &eks.ManagedNodeGroupArgs{
+		LaunchTemplate: awseks.NodeGroupLaunchTemplateArgs{
+			Id:      launchTemplate.ID(),
+			Version: launchTemplate.LatestVersion.ApplyT(func(v int) string { return strconv.Itoa(v) }).(pulumi.StringOutput),
+		},
 		Cluster: cluster,
 		// A prefix, not a name: instance types, AMI type and subnets are
 		// ForceNew, and the replacement is created before the old group
@@ -491,6 +518,10 @@ func StandardZones(region string, names, ids []string, n int) ([]string, error) 
 	}
 	return out[:n], nil
 }
+
+// IMDSHopLimit is the hub nodes' instance metadata hop limit: 1 keeps pods
+// off the node's credentials.
+const IMDSHopLimit = 1
 
 // NodePolicies are the AWS managed policies of the node role.
 var NodePolicies = []string{

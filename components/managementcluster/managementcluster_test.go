@@ -171,6 +171,22 @@ func TestCluster(t *testing.T) {
 	if got := ng.Inputs["cluster"]; !got.IsResourceReference() || string(got.ResourceReferenceValue().URN) != c.URN {
 		t.Errorf("node group cluster = %v", got)
 	}
+	// IMDSv2 with one hop: pods cannot reach the node role (review m10).
+	lt := m.One("aws:ec2/launchTemplate:LaunchTemplate", "hub-nodes")
+	if lt == nil {
+		t.Fatal("no node launch template")
+	}
+	md := lt.Inputs["metadataOptions"].ObjectValue()
+	if md["httpTokens"].StringValue() != "required" || md["httpPutResponseHopLimit"].NumberValue() != 1 || md["httpEndpoint"].StringValue() != "enabled" {
+		t.Errorf("launch template metadata options %v, want IMDSv2 only, hop limit 1", md)
+	}
+	if lt.Inputs["name"].HasValue() {
+		t.Error("launch template has a fixed name")
+	}
+	ltRef := ng.Inputs["launchTemplate"].ObjectValue()
+	if !ltRef["id"].HasValue() || !ltRef["version"].HasValue() {
+		t.Errorf("node group launch template %v", ltRef)
+	}
 	sc := ng.Inputs["scalingConfig"].ObjectValue()
 	if sc["minSize"].NumberValue() != 2 || sc["desiredSize"].NumberValue() != 2 || sc["maxSize"].NumberValue() != 4 {
 		t.Errorf("scaling %v", sc)
