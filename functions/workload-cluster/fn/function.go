@@ -19,21 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
 // ClaimNameLabel is the label Crossplane puts on an XR created from a claim.
 const ClaimNameLabel = "crossplane.io/claim-name"
 
-// Input is the function's input (the Composition step's input): the hub
-// facts Flux substitutes from cluster-info.
-type Input struct {
-	HubName   string `json:"hubName"`
-	AccountID string `json:"accountId"`
-	Partition string `json:"partition"`
-	HubRegion string `json:"hubRegion"`
-}
+// Input is the function's input (compose.Input).
+type Input = compose.Input
 
 // Function is the workload-cluster composition function.
 type Function struct {
@@ -48,14 +41,20 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	objs, err := compose.Network(p)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "compose network"))
-		return rsp, nil
-	}
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "read observed resources"))
+		return rsp, nil
+	}
+	p.Observed = map[string]compose.Object{}
+	for name, o := range observed {
+		if o.Resource != nil {
+			p.Observed[string(name)] = o.Resource.UnstructuredContent()
+		}
+	}
+	out, err := compose.Compose(p)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "compose spoke"))
 		return rsp, nil
 	}
 	desired, err := request.GetDesiredComposedResources(req)
@@ -63,12 +62,36 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "read desired resources"))
 		return rsp, nil
 	}
-	for key, o := range objs {
+	for key, o := range out.Objects {
 		dc := resource.NewDesiredComposed()
 		dc.Resource = composed.New()
 		dc.Resource.Unstructured = unstructured.Unstructured{Object: o}
 		dc.Ready = ReadyFrom(observed[resource.Name(key)])
 		desired[resource.Name(key)] = dc
+	}
+	xr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "read desired XR"))
+		return rsp, nil
+	}
+	if len(out.Status) > 0 {
+		if err := xr.Resource.SetValue("status", out.Status); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, "set XR status"))
+			return rsp, nil
+		}
+	}
+	// Crossplane derives XR readiness from the composed resources only; while
+	// parts are withheld (waiting for the log group or the OIDC issuer) the
+	// XR is not ready even if everything composed so far is.
+	if len(out.Pending) > 0 {
+		xr.Ready = resource.ReadyFalse
+		for _, why := range out.Pending {
+			response.Normal(rsp, why)
+		}
+	}
+	if err := response.SetDesiredCompositeResource(rsp, xr); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "set desired XR"))
+		return rsp, nil
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "set desired resources"))
@@ -121,12 +144,5 @@ func paramsFrom(req *fnv1.RunFunctionRequest) (compose.Params, error) {
 	if err := json.Unmarshal(b, &spec); err != nil {
 		return compose.Params{}, fmt.Errorf("read XR spec: %w", err)
 	}
-	if in.HubName == "" {
-		return compose.Params{}, fmt.Errorf("function input hubName is empty (Flux substitutes ${HUB_CLUSTER_NAME} from cluster-info)")
-	}
-	return compose.Params{
-		Hub:   hubiam.Env{HubName: in.HubName, AccountID: in.AccountID, Partition: in.Partition, Region: in.HubRegion},
-		Spoke: spoke,
-		Spec:  spec,
-	}, nil
+	return compose.Params{Input: in, Spoke: spoke, Spec: spec}, nil
 }

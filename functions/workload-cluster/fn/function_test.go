@@ -2,6 +2,7 @@ package fn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 )
@@ -28,13 +31,32 @@ func xr(spoke, vpc string, azs int, nat string) string {
 func newRequest(t *testing.T, xrJSON string, hub string, observed map[string]string) *fnv1.RunFunctionRequest {
 	t.Helper()
 	req := &fnv1.RunFunctionRequest{
-		Input:    resource.MustStructJSON(fmt.Sprintf(`{"apiVersion":"fn.eksfleet.io/v1alpha1","kind":"Input","hubName":%q,"accountId":"111122223333","partition":"aws","hubRegion":"eu-west-1"}`, hub)),
+		Input:    resource.MustStructJSON(inputJSON(t, hub)),
 		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(xrJSON)}, Resources: map[string]*fnv1.Resource{}},
 	}
 	for name, j := range observed {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(j)}
 	}
 	return req
+}
+
+// inputJSON is the function input Flux writes from the example cluster-info.
+func inputJSON(t *testing.T, hub string) string {
+	t.Helper()
+	info := clusterinfo.Example()
+	info.HubName = hub
+	info.SpokeBoundaryARN = hubiam.Env{Partition: info.Partition, AccountID: info.AccountID, HubName: hub}.BoundaryARN()
+	in, err := compose.InputFrom(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{"apiVersion": "fn.eksfleet.io/v1alpha1", "kind": "Input"}
+	b, _ := json.Marshal(in)
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(m)
+	return string(b)
 }
 
 func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
@@ -133,6 +155,11 @@ func TestNamesEqualProgram(t *testing.T) {
 	for name, r := range res {
 		if c := field(r, "spec", "forProvider", "tags", "eksfleet.io/cluster"); c != "" && c != want {
 			t.Errorf("%s cluster tag %q, want %q", name, c, want)
+		}
+		// IAM names and regions are checked in compose (spokeiam's names,
+		// IAM is global); the network objects are <spoke>-… in the region.
+		if !strings.HasPrefix(field(r, "apiVersion"), "ec2.") {
+			continue
 		}
 		if !strings.HasPrefix(field(r, "metadata", "name"), "pay-eu-") {
 			t.Errorf("%s metadata.name %q not prefixed by the spoke", name, field(r, "metadata", "name"))
