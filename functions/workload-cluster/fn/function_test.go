@@ -220,3 +220,31 @@ func TestFatal(t *testing.T) {
 		})
 	}
 }
+
+// While the cluster waits for its log group (or the IRSA roles for the
+// issuer), the XR is not ready even though everything composed so far may
+// be; once the cluster reports, its facts reach the XR status.
+func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
+	rsp := run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, nil))
+	if got := rsp.GetDesired().GetComposite().GetReady(); got != fnv1.Ready_READY_FALSE {
+		t.Errorf("first run: XR ready %v, want READY_FALSE (cluster not composed yet)", got)
+	}
+	if _, ok := rsp.GetDesired().GetResources()["cluster"]; ok {
+		t.Error("cluster composed before its log group")
+	}
+	logs := `{"apiVersion":"cloudwatchlogs.aws.upbound.io/v1beta1","kind":"Group","metadata":{"name":"pay-logs"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}`
+	cluster := `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"Cluster","metadata":{"name":"pay-eks"},"status":{"atProvider":{"arn":"arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-pay","identity":[{"oidc":[{"issuer":"https://oidc.eks.eu-west-1.amazonaws.com/id/ABC"}]}]},"conditions":[{"type":"Ready","status":"True"}]}}`
+	rsp = run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, map[string]string{"log-group": logs, "cluster": cluster}))
+	res := rsp.GetDesired().GetResources()
+	for _, k := range []string{"cluster", "node-group", "role-eso", "role-eso-policy", "oidc-provider", "usage-role-eso-policy-by-nodes"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("%s not composed once the log group is Ready and the issuer known", k)
+		}
+	}
+	if got := rsp.GetDesired().GetComposite().GetReady(); got == fnv1.Ready_READY_FALSE {
+		t.Error("XR forced not ready although nothing is pending")
+	}
+	if got := field(rsp.GetDesired().GetComposite(), "status", "oidcIssuer"); got != "oidc.eks.eu-west-1.amazonaws.com/id/ABC" {
+		t.Errorf("XR status.oidcIssuer %q", got)
+	}
+}
