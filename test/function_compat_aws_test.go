@@ -46,25 +46,31 @@ func TestFunctionAWSMatchesComposition(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name, vpc, nat string
-		azs            int
-		admins         []string
+		name string
+		mut  func(*workloadcluster.Spec)
 	}{
-		{"committed", "", "", 0, nil},
-		{"v2az-single", "10.40.128.0/17", "single", 2, nil},
-		{"v3az-peraz-noadmins", "10.50.64.0/18", "per-az", 3, []string{}},
+		{"committed", nil},
+		{"v2az-single", func(s *workloadcluster.Spec) {
+			s.VPCCIDR, s.NATMode, s.AvailabilityZones = "10.40.128.0/17", "single", 2
+		}},
+		{"v3az-peraz-noadmins", func(s *workloadcluster.Spec) {
+			s.VPCCIDR, s.NATMode, s.AvailabilityZones, s.AdminPrincipalARNs = "10.50.64.0/18", "per-az", 3, nil
+		}},
+		{"v136-hubonly-notags", func(s *workloadcluster.Spec) {
+			s.VPCCIDR, s.NATMode, s.AvailabilityZones = "10.60.0.0/16", "per-az", 2
+			s.KubernetesVersion, s.PublicAccessCIDRs, s.Tags = "1.36", nil, nil
+			s.Nodes = workloadcluster.Nodes{InstanceTypes: []string{"m7i.large", "m6i.large"}, Min: 1, Desired: 1, Max: 10}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var claim workloadcluster.Claim
 			if err := yaml.Unmarshal(raw, &claim); err != nil {
 				t.Fatal(err)
 			}
-			if tc.vpc != "" {
+			if tc.mut != nil {
+				// A new name: a claim the tree applies is taken as the tree holds it.
 				claim.Metadata.Name = tc.name
-				claim.Spec.VPCCIDR, claim.Spec.NATMode, claim.Spec.AvailabilityZones = tc.vpc, tc.nat, tc.azs
-				if tc.admins != nil {
-					claim.Spec.AdminPrincipalARNs = nil
-				}
+				tc.mut(&claim.Spec)
 			}
 			path := filepath.Join(t.TempDir(), "claim.yaml")
 			b, err := yaml.Marshal(claim)
