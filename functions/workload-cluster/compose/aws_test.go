@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -206,14 +207,10 @@ func TestUsagesHoldEveryRoleAndPolicy(t *testing.T) {
 	}
 	n := 0
 	for _, o := range last.Objects {
-		switch o["kind"] {
-		case "Usage":
-			t.Errorf("namespaced Usage %v among AWS objects: no composed user is namespaced", o["metadata"])
-		case "ClusterUsage":
+		if k := o["kind"]; k == "Usage" || k == "ClusterUsage" {
 			n++
-			by := o["spec"].(Object)["by"].(Object)["resourceRef"].(Object)
-			if _, ok := by["namespace"]; ok {
-				t.Errorf("ClusterUsage %v: by has a namespace", o["metadata"])
+			if err := checkUsageScope(o, last.Objects); err != nil {
+				t.Error(err)
 			}
 		}
 	}
@@ -338,5 +335,80 @@ func TestBadInputNamesField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("planted bad %s: error %v does not name it", field, err)
 		}
+	}
+}
+
+// checkUsageScope: a ClusterUsage only for a cluster-scoped user (its `by`
+// has no namespace in crossplane v2.2.1), a namespaced Usage only for a
+// namespaced user, in the user's namespace, naming a cluster-scoped `of`
+// with an explicit empty namespace.
+func checkUsageScope(u Object, objs map[string]Object) error {
+	spec := u["spec"].(Object)
+	byRef := spec["by"].(Object)["resourceRef"].(Object)
+	var user Object
+	for _, o := range objs {
+		if o["kind"] == spec["by"].(Object)["kind"] && o["metadata"].(Object)["name"] == byRef["name"] {
+			user = o
+		}
+	}
+	if user == nil {
+		return fmt.Errorf("%v: by names nothing composed", u["metadata"])
+	}
+	userNS, _ := user["metadata"].(Object)["namespace"].(string)
+	uNS, _ := u["metadata"].(Object)["namespace"].(string)
+	switch {
+	case u["kind"] == "ClusterUsage" && userNS != "":
+		return fmt.Errorf("ClusterUsage %v for namespaced user %s/%v", u["metadata"], userNS, byRef["name"])
+	case u["kind"] == "Usage" && (userNS == "" || uNS != userNS):
+		return fmt.Errorf("Usage %v in %q for user in %q", u["metadata"], uNS, userNS)
+	case u["kind"] == "Usage":
+		if ns, ok := spec["of"].(Object)["resourceRef"].(Object)["namespace"]; !ok {
+			return fmt.Errorf("Usage %v: of has no explicit namespace", u["metadata"])
+		} else if ns != "" {
+			return nil
+		}
+	}
+	if _, ok := byRef["namespace"]; ok {
+		return fmt.Errorf("%v: by carries a namespace", u["metadata"])
+	}
+	return nil
+}
+
+// A namespaced user (a bootstrap Kustomization) of a cluster-scoped object
+// gets a namespaced Usage; planted wrong scopes are caught.
+func TestUsageScopeFollowsTheUser(t *testing.T) {
+	runs := converge(t, testParams(t))
+	c := runs[len(runs)-1]
+	c.Objects = maps.Clone(c.Objects)
+	for k := range c.Objects {
+		if strings.HasPrefix(k, "usage-") {
+			delete(c.Objects, k)
+		}
+	}
+	c.Objects["bootstrap-eso-controller"] = Object{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": Object{"name": "pay-eso-controller", "namespace": "flux-system"}}
+	if err := Usages(testParams(t), &c); err != nil {
+		t.Fatal(err)
+	}
+	u := c.Objects["usage-nodes-by-eso-controller"]
+	if u == nil || u["kind"] != "Usage" || u["metadata"].(Object)["namespace"] != "flux-system" {
+		t.Fatalf("hold of the node group by the namespaced Kustomization: %v", u)
+	}
+	for k, o := range c.Objects {
+		if strings.HasPrefix(k, "usage-") {
+			if err := checkUsageScope(o, c.Objects); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	bad := maps.Clone(u)
+	bad["kind"] = "ClusterUsage"
+	if checkUsageScope(bad, c.Objects) == nil {
+		t.Error("planted ClusterUsage for a namespaced user: not caught")
+	}
+	bad = maps.Clone(c.Objects["usage-cluster-by-nodes"])
+	bad["kind"], bad["metadata"] = "Usage", Object{"name": "x", "namespace": "flux-system"}
+	if checkUsageScope(bad, c.Objects) == nil {
+		t.Error("planted Usage for a cluster-scoped user: not caught")
 	}
 }
