@@ -283,7 +283,9 @@ type Ref struct {
 // Flux access to the spoke by the first step.
 func BootstrapUsages(spoke string) []Usage {
 	steps := BootstrapSteps()
-	ks := func(part string) Ref { return Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: spoke + "-" + part} }
+	ks := func(part string) Ref {
+		return Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: spoke + "-" + part}
+	}
 	var out []Usage
 	for i := 0; i+1 < len(steps); i++ {
 		of, by := steps[i].Part, steps[i+1].Part

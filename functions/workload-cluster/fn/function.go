@@ -33,6 +33,9 @@ type Input struct {
 	AccountID string `json:"accountId"`
 	Partition string `json:"partition"`
 	HubRegion string `json:"hubRegion"`
+	// GitOpsSystemPath is ${GITOPS_SYSTEM_PATH}: the bootstrap
+	// Kustomizations' paths start with it.
+	GitOpsSystemPath string `json:"gitopsSystemPath"`
 }
 
 // Function is the workload-cluster composition function.
@@ -43,7 +46,7 @@ type Function struct {
 // RunFunction composes the spoke for one XWorkloadCluster.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
-	p, err := paramsFrom(req)
+	p, in, err := paramsFrom(req)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -58,6 +61,19 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "read observed resources"))
 		return rsp, nil
 	}
+	obs := map[string]compose.Object{}
+	for k, o := range observed {
+		obs[string(k)] = o.Resource.Object
+	}
+	boot, notices, err := compose.Bootstrap(p, compose.BootstrapIn{SystemPath: in.GitOpsSystemPath, Observed: obs})
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "compose spoke bootstrap"))
+		return rsp, nil
+	}
+	for _, n := range notices {
+		response.Warning(rsp, errors.New(n.Message)).WithReason(n.Reason).TargetCompositeAndClaim()
+		response.ConditionFalse(rsp, compose.NoticeCondition, n.Reason).WithMessage(n.Message).TargetCompositeAndClaim()
+	}
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "read desired resources"))
@@ -68,6 +84,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		dc.Resource = composed.New()
 		dc.Resource.Unstructured = unstructured.Unstructured{Object: o}
 		dc.Ready = ReadyFrom(observed[resource.Name(key)])
+		desired[resource.Name(key)] = dc
+	}
+	for key, o := range boot {
+		dc := resource.NewDesiredComposed()
+		dc.Resource = composed.New()
+		dc.Resource.Unstructured = unstructured.Unstructured{Object: o}
+		dc.Ready = resource.ReadyFalse
+		if compose.BootstrapReady(obs[key]) {
+			dc.Ready = resource.ReadyTrue
+		}
 		desired[resource.Name(key)] = dc
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
@@ -90,43 +116,43 @@ func ReadyFrom(o resource.ObservedComposed) resource.Ready {
 	return resource.ReadyFalse
 }
 
-func paramsFrom(req *fnv1.RunFunctionRequest) (compose.Params, error) {
+func paramsFrom(req *fnv1.RunFunctionRequest) (compose.Params, Input, error) {
 	var in Input
 	if s := req.GetInput(); s != nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
-			return compose.Params{}, fmt.Errorf("read function input: %w", err)
+			return compose.Params{}, in, fmt.Errorf("read function input: %w", err)
 		}
 		if err := json.Unmarshal(b, &in); err != nil {
-			return compose.Params{}, fmt.Errorf("read function input: %w", err)
+			return compose.Params{}, in, fmt.Errorf("read function input: %w", err)
 		}
 	}
 	xr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
-		return compose.Params{}, fmt.Errorf("read XR: %w", err)
+		return compose.Params{}, in, fmt.Errorf("read XR: %w", err)
 	}
 	spoke := xr.Resource.GetLabels()[ClaimNameLabel]
 	if spoke == "" {
-		return compose.Params{}, fmt.Errorf("XR %s has no %s label: create it from a WorkloadCluster claim", xr.Resource.GetName(), ClaimNameLabel)
+		return compose.Params{}, in, fmt.Errorf("XR %s has no %s label: create it from a WorkloadCluster claim", xr.Resource.GetName(), ClaimNameLabel)
 	}
 	var spec workloadcluster.Spec
 	raw, ok := xr.Resource.Object["spec"]
 	if !ok {
-		return compose.Params{}, fmt.Errorf("XR %s has no spec", xr.Resource.GetName())
+		return compose.Params{}, in, fmt.Errorf("XR %s has no spec", xr.Resource.GetName())
 	}
 	b, err := json.Marshal(raw)
 	if err != nil {
-		return compose.Params{}, fmt.Errorf("read XR spec: %w", err)
+		return compose.Params{}, in, fmt.Errorf("read XR spec: %w", err)
 	}
 	if err := json.Unmarshal(b, &spec); err != nil {
-		return compose.Params{}, fmt.Errorf("read XR spec: %w", err)
+		return compose.Params{}, in, fmt.Errorf("read XR spec: %w", err)
 	}
 	if in.HubName == "" {
-		return compose.Params{}, fmt.Errorf("function input hubName is empty (Flux substitutes ${HUB_CLUSTER_NAME} from cluster-info)")
+		return compose.Params{}, in, fmt.Errorf("function input hubName is empty (Flux substitutes ${HUB_CLUSTER_NAME} from cluster-info)")
 	}
 	return compose.Params{
 		Hub:   hubiam.Env{HubName: in.HubName, AccountID: in.AccountID, Partition: in.Partition, Region: in.HubRegion},
 		Spoke: spoke,
 		Spec:  spec,
-	}, nil
+	}, in, nil
 }
