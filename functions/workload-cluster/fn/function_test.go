@@ -193,3 +193,50 @@ func TestFatal(t *testing.T) {
 		})
 	}
 }
+
+// Review B1 on a running hub: the deploy-key step observed not Ready with
+// no SealedSecret applied gives a warning and a False XR condition naming
+// fleet cluster add; the bootstrap objects are still composed (Flux's
+// dependsOn keeps sync waiting).
+func TestDeployKeyMissingWarns(t *testing.T) {
+	const spoke = "apps-staging"
+	vpc := `{"apiVersion":"ec2.aws.upbound.io/v1beta1","kind":"VPC","metadata":{"name":"apps-staging-vpc"},"status":{"atProvider":{"id":"vpc-1"}}}`
+	cluster := `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"Cluster","metadata":{"name":"apps-staging"},"status":{"atProvider":{"arn":"arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-apps-staging","identity":[{"oidc":[{"issuer":"https://oidc.example/id/1"}]}]}}}`
+	dk := `{"apiVersion":"kustomize.toolkit.fluxcd.io/v1","kind":"Kustomization","metadata":{"name":"apps-staging-deploy-key","namespace":"flux-system"},"status":{"conditions":[{"type":"Ready","status":"False","reason":"HealthCheckFailed"}],"inventory":{"entries":[]}}}`
+	for _, tc := range []struct {
+		name   string
+		obs    map[string]string
+		notice bool
+	}{
+		{"key missing", map[string]string{"vpc": vpc, "cluster": cluster, "bootstrap-deploy-key": dk}, true},
+		{"not yet there", map[string]string{"vpc": vpc, "cluster": cluster}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, xr(spoke, "10.20.0.0/16", 2, "single"), testHub, tc.obs))
+			if m := fatal(rsp); m != "" {
+				t.Fatal(m)
+			}
+			var warned, cond bool
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && strings.Contains(r.GetMessage(), "fleet cluster add "+spoke) {
+					warned = true
+				}
+			}
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == "SpokeBootstrapped" && c.GetStatus() == fnv1.Status_STATUS_CONDITION_FALSE && strings.Contains(c.GetMessage(), "fleet cluster add "+spoke) {
+					cond = true
+				}
+			}
+			if warned != tc.notice || cond != tc.notice {
+				t.Errorf("warning %v, condition %v, want %v", warned, cond, tc.notice)
+			}
+			res := rsp.GetDesired().GetResources()
+			if res["bootstrap-sync"] == nil || res["kubeconfig"] == nil {
+				t.Error("bootstrap not composed")
+			}
+			if res["kubeconfig"].GetReady() != fnv1.Ready_READY_FALSE {
+				t.Error("unobserved kubeconfig must not be ready")
+			}
+		})
+	}
+}
