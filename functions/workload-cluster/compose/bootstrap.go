@@ -131,14 +131,19 @@ type BootstrapIn struct {
 	Observed map[string]Object
 }
 
-// Notice is a message for the XR: the adapter turns it into a warning
-// result and a False condition of type NoticeCondition.
+// Notice is an XR condition the bootstrap reports; the adapter sets it,
+// and one that needs the operator (Warn) is also a warning result (an event
+// on the XR and the claim).
 type Notice struct {
+	Type            string
+	Status, Warn    bool
 	Reason, Message string
 }
 
-// NoticeCondition is the XR condition type of bootstrap notices.
-const NoticeCondition = "SpokeBootstrapped"
+// DeployKeyCondition is the XR condition type that says whether the spoke's
+// deploy key reached the spoke (review B1). It is set once the deploy-key
+// step is observed.
+const DeployKeyCondition = "DeployKeyReady"
 
 // Bootstrap composes the kubeconfig, the bootstrap Kustomizations and the
 // Usages among them. Until AWS reports the VPC ID, the cluster ARN and the
@@ -201,7 +206,7 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 		out[k] = u
 	}
 	var notes []Notice
-	if n, missing := deployKeyMissing(p.Spoke, in.Observed); missing {
+	if n, seen := deployKeyNotice(p.Spoke, in.Observed); seen {
 		notes = append(notes, n)
 	}
 	return out, notes, nil
@@ -323,20 +328,27 @@ func bootstrapUsages(spoke string, _ []Step) map[string]Object {
 	return out
 }
 
-// deployKeyMissing reports review B1 on a running hub: the deploy-key step
-// was observed, is not Ready and applied no SealedSecret flux-system.
-func deployKeyMissing(spoke string, obs map[string]Object) (Notice, bool) {
+// deployKeyNotice reports review B1 on a running hub: the deploy-key step
+// was observed, is not Ready and applied no SealedSecret flux-system. seen
+// is false until the step is observed.
+func deployKeyNotice(spoke string, obs map[string]Object) (n Notice, seen bool) {
 	o, seen := obs[StepKeyPrefix+DeployKeyPart]
-	if !seen || ConditionTrue(o, "Ready") {
+	if !seen {
 		return Notice{}, false
+	}
+	if ConditionTrue(o, "Ready") {
+		return Notice{Type: DeployKeyCondition, Status: true, Reason: "Available"}, true
 	}
 	entries, _ := field(o, "status", "inventory", "entries").([]any)
 	for _, e := range entries {
 		if str(e, "id") == sealedSecretInventoryID {
-			return Notice{}, false
+			return Notice{Type: DeployKeyCondition, Reason: "Unsealing",
+				Message: fmt.Sprintf("%s-%s applied the deploy key; waiting for the spoke's Sealed Secrets to unseal it", spoke, DeployKeyPart)}, true
 		}
 	}
 	return Notice{
+		Type:   DeployKeyCondition,
+		Warn:   true,
 		Reason: "DeployKeyMissing",
 		Message: fmt.Sprintf("spoke %s: gitops-workloads/clusters/%s/flux-system holds no SealedSecret %s/%s, so bootstrap stops at %s-%s; "+
 			"run `%s %s` (or `fleet seal`) and merge", spoke, spoke, deploykey.SecretNamespace, deploykey.SecretName, spoke, DeployKeyPart, cantSeeKeyHint, spoke),

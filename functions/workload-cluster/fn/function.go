@@ -71,8 +71,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	for _, n := range notices {
-		response.Warning(rsp, errors.New(n.Message)).WithReason(n.Reason).TargetCompositeAndClaim()
-		response.ConditionFalse(rsp, compose.NoticeCondition, n.Reason).WithMessage(n.Message).TargetCompositeAndClaim()
+		if n.Status {
+			response.ConditionTrue(rsp, n.Type, n.Reason).TargetCompositeAndClaim()
+			continue
+		}
+		if n.Warn {
+			response.Warning(rsp, errors.New(n.Message)).WithReason(n.Reason).TargetCompositeAndClaim()
+		}
+		response.ConditionFalse(rsp, n.Type, n.Reason).WithMessage(n.Message).TargetCompositeAndClaim()
 	}
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {

@@ -223,7 +223,7 @@ func TestDeployKeyMissingWarns(t *testing.T) {
 				}
 			}
 			for _, c := range rsp.GetConditions() {
-				if c.GetType() == "SpokeBootstrapped" && c.GetStatus() == fnv1.Status_STATUS_CONDITION_FALSE && strings.Contains(c.GetMessage(), "fleet cluster add "+spoke) {
+				if c.GetType() == "DeployKeyReady" && c.GetStatus() == fnv1.Status_STATUS_CONDITION_FALSE && strings.Contains(c.GetMessage(), "fleet cluster add "+spoke) {
 					cond = true
 				}
 			}
