@@ -49,7 +49,7 @@ After the merge, the hub's Flux applies the claim and Crossplane builds the clus
 		Args: maxArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	c.AddCommand(a.clusterAddCmd(), a.clusterUpgradeCmd(), a.clusterRemoveCmd())
+	c.AddCommand(a.clusterAddCmd(), a.clusterUpgradeCmd(), a.clusterRemoveCmd(), a.clusterBreakGlassCmd())
 	return c
 }
 

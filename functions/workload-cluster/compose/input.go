@@ -28,6 +28,9 @@ type Input struct {
 	SealingKMSKeyARN string   `json:"sealingKmsKeyArn"`
 	HubEgressCIDRs   []string `json:"hubEgressCidrs"`
 	LogRetentionDays int      `json:"logRetentionDays"`
+	// GitOpsSystemPath is GITOPS_SYSTEM_PATH: the bootstrap
+	// Kustomizations' paths start with it.
+	GitOpsSystemPath string `json:"gitopsSystemPath"`
 }
 
 // InputVariables maps each Input field (JSON name) to the cluster-info
@@ -45,6 +48,7 @@ func InputVariables() map[string]string {
 		"sealingKmsKeyArn": clusterinfo.SealingKMSKeyARN,
 		"hubEgressCidrs":   clusterinfo.HubEgressCIDRs,
 		"logRetentionDays": clusterinfo.LogRetentionDays,
+		"gitopsSystemPath": clusterinfo.SystemPath,
 	}
 }
 
@@ -63,7 +67,7 @@ func InputFrom(v clusterinfo.Values[string]) (Input, error) {
 		HubName: v.HubName, AccountID: v.AccountID, Partition: v.Partition, HubRegion: v.Region,
 		FluxRoleARN: v.FluxRoleARN, SpokeBoundaryARN: v.SpokeBoundaryARN,
 		SealingSecretARN: v.SealingSecretARN, SealingKMSKeyARN: v.SealingKMSKeyARN,
-		HubEgressCIDRs: egress, LogRetentionDays: days,
+		HubEgressCIDRs: egress, LogRetentionDays: days, GitOpsSystemPath: v.SystemPath,
 	}, nil
 }
 
@@ -80,6 +84,7 @@ func (in Input) Validate() error {
 	}
 	for _, f := range []struct{ field, value string }{
 		{"hubName", in.HubName}, {"accountId", in.AccountID}, {"partition", in.Partition}, {"hubRegion", in.HubRegion},
+		{"gitopsSystemPath", in.GitOpsSystemPath},
 	} {
 		if f.value == "" {
 			bad(f.field, f.value, "must be set")

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fnjson"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
@@ -25,7 +26,7 @@ func xr(spoke, vpc string, azs int, nat string) string {
 "metadata":{"name":"%s-x7k2q","labels":{%q:%q}},
 "spec":{"region":"eu-west-1","kubernetesVersion":"1.35","vpcCidr":%q,"availabilityZones":%d,"natMode":%q,
 "nodes":{"instanceTypes":["m7i.large"],"min":2,"desired":2,"max":4},"tags":{"team":"payments"}}}`,
-		spoke, ClaimNameLabel, spoke, vpc, azs, nat)
+		spoke, fnjson.ClaimNameLabel, spoke, vpc, azs, nat)
 }
 
 func newRequest(t *testing.T, xrJSON string, hub string, observed map[string]string) *fnv1.RunFunctionRequest {
@@ -198,7 +199,7 @@ func TestReadiness(t *testing.T) {
 
 // Planted errors: a bad XR or input stops with a fatal result naming the field.
 func TestFatal(t *testing.T) {
-	noLabel := strings.Replace(xr("pay", "10.20.0.0/16", 2, "single"), ClaimNameLabel, "other", 1)
+	noLabel := strings.Replace(xr("pay", "10.20.0.0/16", 2, "single"), fnjson.ClaimNameLabel, "other", 1)
 	for _, tc := range []struct {
 		name, xr, hub, want string
 	}{
@@ -206,7 +207,7 @@ func TestFatal(t *testing.T) {
 		{"too small", xr("pay", "10.20.0.0/19", 2, "single"), testHub, "spec.vpcCidr"},
 		{"azs", xr("pay", "10.20.0.0/16", 4, "single"), testHub, "spec.availabilityZones"},
 		{"nat", xr("pay", "10.20.0.0/16", 2, "both"), testHub, "spec.natMode"},
-		{"no claim", noLabel, testHub, ClaimNameLabel},
+		{"no claim", noLabel, testHub, fnjson.ClaimNameLabel},
 		{"no hub", xr("pay", "10.20.0.0/16", 2, "single"), "", "hubName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,5 +247,52 @@ func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 	}
 	if got := field(rsp.GetDesired().GetComposite(), "status", "oidcIssuer"); got != "oidc.eks.eu-west-1.amazonaws.com/id/ABC" {
 		t.Errorf("XR status.oidcIssuer %q", got)
+	}
+}
+
+// Review B1 on a running hub: the deploy-key step observed not Ready with
+// no SealedSecret applied gives a warning and a False XR condition naming
+// fleet cluster add; the bootstrap objects are still composed (Flux's
+// dependsOn keeps sync waiting).
+func TestDeployKeyMissingWarns(t *testing.T) {
+	const spoke = "apps-staging"
+	vpc := `{"apiVersion":"ec2.aws.upbound.io/v1beta1","kind":"VPC","metadata":{"name":"apps-staging-vpc"},"status":{"atProvider":{"id":"vpc-1"}}}`
+	cluster := `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"Cluster","metadata":{"name":"apps-staging"},"status":{"atProvider":{"arn":"arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-apps-staging","identity":[{"oidc":[{"issuer":"https://oidc.example/id/1"}]}]}}}`
+	dk := `{"apiVersion":"kustomize.toolkit.fluxcd.io/v1","kind":"Kustomization","metadata":{"name":"apps-staging-deploy-key","namespace":"flux-system"},"status":{"conditions":[{"type":"Ready","status":"False","reason":"HealthCheckFailed"}],"inventory":{"entries":[]}}}`
+	for _, tc := range []struct {
+		name   string
+		obs    map[string]string
+		notice bool
+	}{
+		{"key missing", map[string]string{"vpc": vpc, "cluster": cluster, "bootstrap-deploy-key": dk}, true},
+		{"not yet there", map[string]string{"vpc": vpc, "cluster": cluster}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, xr(spoke, "10.20.0.0/16", 2, "single"), testHub, tc.obs))
+			if m := fatal(rsp); m != "" {
+				t.Fatal(m)
+			}
+			var warned, cond bool
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && strings.Contains(r.GetMessage(), "fleet cluster add "+spoke) {
+					warned = true
+				}
+			}
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == "DeployKeyReady" && c.GetStatus() == fnv1.Status_STATUS_CONDITION_FALSE && strings.Contains(c.GetMessage(), "fleet cluster add "+spoke) {
+					cond = true
+				}
+			}
+			if warned != tc.notice || cond != tc.notice {
+				t.Errorf("warning %v, condition %v, want %v", warned, cond, tc.notice)
+			}
+			res := rsp.GetDesired().GetResources()
+			if res["bootstrap-sync"] == nil || res["kubeconfig"] == nil {
+				t.Error("bootstrap not composed")
+			}
+			if res["kubeconfig"].GetReady() != fnv1.Ready_READY_FALSE {
+				t.Error("unobserved kubeconfig must not be ready")
+			}
+		})
 	}
 }
