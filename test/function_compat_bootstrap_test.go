@@ -90,8 +90,9 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 			aws["vpc"] = compose.Object{"status": map[string]any{"atProvider": map[string]any{"id": sub[spokeinfo.VPCID]}}}
 			aws["cluster"] = compose.Object{"status": map[string]any{"atProvider": map[string]any{"arn": arn,
 				"identity": []any{map[string]any{"oidc": []any{map[string]any{"issuer": "https://" + sub[spokeinfo.OIDCIssuer]}}}}}}}
+			hub := hubiam.Env{HubName: info.HubName, AccountID: info.AccountID, Partition: info.Partition, Region: info.Region}
 			got, _, err := compose.Bootstrap(compose.Params{
-				Input: compose.Input{HubName: info.HubName, AccountID: info.AccountID, Partition: info.Partition, HubRegion: info.Region},
+				Input: compose.Input{HubName: hub.HubName, AccountID: hub.AccountID, Partition: hub.Partition, HubRegion: hub.Region},
 				Spoke: claim.Metadata.Name, Spec: claim.Spec,
 			}, compose.BootstrapIn{SystemPath: info.SystemPath, Observed: aws})
 			if err != nil {
