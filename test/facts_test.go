@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/internal/appinfra"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
@@ -85,7 +86,6 @@ type factEdit struct{ file, old, new string }
 func TestFactsPlanted(t *testing.T) {
 	const (
 		spokeInfo   = "gitops-system/spoke-bootstrap/flux/spoke-info.yaml"
-		composition = "gitops-system/platform-apis/workload-cluster/composition.yaml"
 		definition  = "gitops-system/platform-apis/workload-cluster/definition.yaml"
 	)
 	cases := []struct {
@@ -100,10 +100,6 @@ func TestFactsPlanted(t *testing.T) {
 			[]factEdit{{spokeInfo, "  SPOKE_VPC_ID: ${quote}${SPOKE_VPC_ID}${quote}\n", ""}}, "SPOKE_VPC_ID"},
 		{"spoke-info value unquoted", "spoke-info-keys",
 			[]factEdit{{spokeInfo, "ACCOUNT_ID: ${quote}${ACCOUNT_ID}${quote}", `ACCOUNT_ID: "${ACCOUNT_ID}"`}}, "ACCOUNT_ID"},
-		{"bootstrap variable not substituted", "bootstrap-substitute",
-			[]factEdit{{composition, "toFieldPath: spec.postBuild.substitute.SPOKE_VPC_ID", "toFieldPath: spec.postBuild.substitute.SPOKE_VPC"}}, "SPOKE_VPC_ID"},
-		{"bootstrap step without quote", "bootstrap-substitute",
-			[]factEdit{{composition, "                  substitute:\n                    quote: '\"'\n", "                  substitute: {}\n"}}, "quote"},
 		{"spoke tool uses an unknown variable", "variables",
 			[]factEdit{{"gitops-system/spoke-tools/crossplane/namespace.yaml", "name: crossplane-system", "name: crossplane-system\n  labels:\n    owner: ${OWNER}"}}, "${OWNER}"},
 		{"hub uses a spoke variable", "variables",
@@ -147,6 +143,41 @@ func TestFactsPlanted(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("check %s did not report %q; problems: %q", c.check, c.want, problems)
+			}
+		})
+	}
+}
+
+// TestBootstrapSubstitutePlanted plants errors into the function's rendered
+// bootstrap Kustomizations: the bootstrap-substitute check must report a
+// variable missing and quote missing (the values come from Go, so the plant
+// is in the rendered objects, not the tree).
+func TestBootstrapSubstitutePlanted(t *testing.T) {
+	objs, err := renderExampleClaim("../manifests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := bootstrapSubstituteProblems(objs); len(p) > 0 {
+		t.Fatalf("repository tree: %q", p)
+	}
+	for _, c := range []struct{ name, drop, want string }{
+		{"bootstrap variable not substituted", spokeinfo.VPCID, spokeinfo.VPCID},
+		{"bootstrap step without quote", spokeinfo.Quote, spokeinfo.Quote},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			planted := make([]*unstructured.Unstructured, len(objs))
+			done := false
+			for i, o := range objs {
+				planted[i] = o
+				if !done && o.GetKind() == "Kustomization" {
+					planted[i] = o.DeepCopy()
+					unstructured.RemoveNestedField(planted[i].Object, "spec", "postBuild", "substitute", c.drop)
+					done = true
+				}
+			}
+			problems := bootstrapSubstituteProblems(planted)
+			if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, c.want) }) {
+				t.Errorf("check did not report %q; problems: %q", c.want, problems)
 			}
 		})
 	}
@@ -307,56 +338,39 @@ func checkSpokeInfoKeys(t *testing.T, tree string) []string {
 	return problems
 }
 
-// checkBootstrapSubstitute: every Flux Kustomization the WorkloadCluster
-// Composition composes substitutes exactly spokeinfo.BootstrapNames(), with
-// quote a double quote.
+// checkBootstrapSubstitute: every bootstrap Kustomization the function
+// composes for the example claim substitutes exactly the bootstrap
+// variables spoke-bootstrap uses (spokeinfo.BootstrapNames) and quote.
 func checkBootstrapSubstitute(t *testing.T, tree string) []string {
+	objs, err := renderExampleClaim(tree)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return bootstrapSubstituteProblems(objs)
+}
+
+// bootstrapSubstituteProblems checks the composed bootstrap Kustomizations
+// among objs (see checkBootstrapSubstitute).
+func bootstrapSubstituteProblems(objs []*unstructured.Unstructured) []string {
 	var problems []string
-	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
-		if !factIsKind(d, "apiextensions.crossplane.io", "Composition") {
+	n := 0
+	for _, o := range objs {
+		if o.GetKind() != "Kustomization" || !strings.HasPrefix(o.GetAPIVersion(), "kustomize.toolkit.fluxcd.io/") {
 			continue
 		}
-		pipeline, _ := factField(d.obj, "spec", "pipeline").([]any)
-		for _, step := range pipeline {
-			input, _ := factField(step, "input").(map[string]any)
-			if input == nil {
-				continue
-			}
-			patchSets := map[string][]any{}
-			sets, _ := input["patchSets"].([]any)
-			for _, ps := range sets {
-				patchSets[factStr(ps, "name")], _ = factField(ps, "patches").([]any)
-			}
-			resources, _ := input["resources"].([]any)
-			for _, r := range resources {
-				base := factField(r, "base")
-				if !strings.HasPrefix(factStr(base, "apiVersion"), "kustomize.toolkit.fluxcd.io/") || factStr(base, "kind") != "Kustomization" {
-					continue
-				}
-				name := factStr(r, "name")
-				names := map[string]bool{}
-				subst, _ := factField(base, "spec", "postBuild", "substitute").(map[string]any)
-				for k := range subst {
-					names[k] = true
-				}
-				if q, ok := subst[spokeinfo.Quote]; !ok || q != spokeinfo.QuoteValue {
-					problems = append(problems, fmt.Sprintf("%s: Composition %s resource %s: postBuild.substitute.%s = %v, want %q", d.file, factStr(d.obj, "metadata", "name"), name, spokeinfo.Quote, q, spokeinfo.QuoteValue))
-				}
-				patches, _ := factField(r, "patches").([]any)
-				for _, p := range patches {
-					ps := []any{p}
-					if factStr(p, "type") == "PatchSet" {
-						ps = patchSets[factStr(p, "patchSetName")]
-					}
-					for _, q := range ps {
-						if v, ok := strings.CutPrefix(factStr(q, "toFieldPath"), "spec.postBuild.substitute."); ok {
-							names[v] = true
-						}
-					}
-				}
-				problems = append(problems, factDiffNames(fmt.Sprintf("%s: Composition %s resource %s postBuild.substitute", d.file, factStr(d.obj, "metadata", "name"), name), factSortedKeys(names), spokeinfo.BootstrapNames())...)
-			}
+		n++
+		subst, _, _ := unstructured.NestedMap(o.Object, "spec", "postBuild", "substitute")
+		if q, ok := subst[spokeinfo.Quote]; !ok || q != spokeinfo.QuoteValue {
+			problems = append(problems, fmt.Sprintf("composed Kustomization %s: postBuild.substitute.%s = %v, want %q", o.GetName(), spokeinfo.Quote, q, spokeinfo.QuoteValue))
 		}
+		names := map[string]bool{}
+		for k := range subst {
+			names[k] = true
+		}
+		problems = append(problems, factDiffNames(fmt.Sprintf("composed Kustomization %s postBuild.substitute", o.GetName()), factSortedKeys(names), spokeinfo.BootstrapNames())...)
+	}
+	if n == 0 {
+		problems = append(problems, "the function composes no bootstrap Kustomization for the example claim")
 	}
 	return problems
 }

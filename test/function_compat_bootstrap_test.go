@@ -64,7 +64,7 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			objs, err := xrender.RenderClaim(ctx, "../manifests", path, info)
+			objs, err := xrender.RenderClaim(ctx, legacyTree(t), path, info)
 			if err != nil {
 				t.Fatal(err)
 			}
