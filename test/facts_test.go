@@ -85,8 +85,8 @@ type factEdit struct{ file, old, new string }
 // tree and asserts the check reports it.
 func TestFactsPlanted(t *testing.T) {
 	const (
-		spokeInfo   = "gitops-system/spoke-bootstrap/flux/spoke-info.yaml"
-		definition  = "gitops-system/platform-apis/workload-cluster/definition.yaml"
+		spokeInfo  = "gitops-system/spoke-bootstrap/flux/spoke-info.yaml"
+		definition = "gitops-system/platform-apis/workload-cluster/definition.yaml"
 	)
 	cases := []struct {
 		name  string
