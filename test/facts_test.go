@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/appinfra"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
@@ -48,6 +49,7 @@ var factChecks = []factCheck{
 	{"chart-versions", checkChartVersions},
 	{"package-versions", checkPackageVersions},
 	{"teardown-timeouts", checkTeardownTimeouts},
+	{"function-input", checkFunctionInput},
 }
 
 // TestFacts runs every facts check on the repository's tree.
@@ -88,6 +90,7 @@ func TestFactsPlanted(t *testing.T) {
 		spokeInfo  = "gitops-system/spoke-bootstrap/flux/spoke-info.yaml"
 		definition = "gitops-system/platform-apis/workload-cluster/definition.yaml"
 	)
+	const wcComposition = "gitops-system/platform-apis/workload-cluster/composition.yaml"
 	cases := []struct {
 		name  string
 		check string
@@ -124,6 +127,16 @@ func TestFactsPlanted(t *testing.T) {
 			[]factEdit{{"gitops-system/spoke-tools/crossplane-packages/providers.yaml", "provider-aws-sqs:v2.5.0", "provider-aws-sqs:v2.4.0"}}, "v2.4.0"},
 		{"function tag differs", "package-versions",
 			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-auto-ready:v0.6.0", "function-auto-ready:v0.5.0"}}, "v0.5.0"},
+		{"function input reads another variable", "function-input",
+			[]factEdit{{wcComposition, "hubName: ${quote}${HUB_CLUSTER_NAME}${quote}", "hubName: ${quote}${HUB_VPC_CIDR}${quote}"}}, "HUB_VPC_CIDR"},
+		{"function input field missing", "function-input",
+			[]factEdit{{wcComposition, "        gitopsSystemPath: ${quote}${GITOPS_SYSTEM_PATH}${quote}\n", ""}}, "gitopsSystemPath"},
+		{"function input string unquoted", "function-input",
+			[]factEdit{{wcComposition, "accountId: ${quote}${ACCOUNT_ID}${quote}", "accountId: ${ACCOUNT_ID}"}}, "accountId"},
+		{"a second step after the function", "function-input",
+			[]factEdit{{wcComposition, "    - step: workload-cluster\n", "    - step: auto-ready\n      functionRef:\n        name: function-auto-ready\n    - step: workload-cluster\n"}}, "one step"},
+		{"managementPolicies back in the tree", "function-input",
+			[]factEdit{{"gitops-system/spoke-tools/crossplane-packages/providers.yaml", "spec:\n", "spec:\n  managementPolicies: []\n"}}, "managementPolicies"},
 		{"own function tag differs from Go", "package-versions",
 			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-workload-cluster:" + versions.WorkloadClusterFunction, "function-workload-cluster:v0.0.9"}}, "v0.0.9"},
 		{"own function registry hard-coded", "package-versions",
@@ -181,6 +194,67 @@ func TestBootstrapSubstitutePlanted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkFunctionInput: the WorkloadCluster Composition is one step calling
+// function-workload-cluster, whose input is exactly compose.InputVariables:
+// each field the ${VAR} Flux substitutes from cluster-info, strings written
+// quote-VAR-quote (so an account ID stays a string). Nothing in the tree
+// pauses a composed resource with managementPolicies (the function composes
+// only what is in use).
+func checkFunctionInput(t *testing.T, tree string) []string {
+	var problems []string
+	// Fields whose value is a YAML value, not a string.
+	values := map[string]bool{"hubEgressCidrs": true, "logRetentionDays": true}
+	n := 0
+	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
+		if !factIsKind(d, "apiextensions.crossplane.io", "Composition") || factStr(d.obj, "spec", "compositeTypeRef", "kind") != "XWorkloadCluster" {
+			continue
+		}
+		n++
+		pipeline, _ := factField(d.obj, "spec", "pipeline").([]any)
+		if len(pipeline) != 1 || factStr(pipeline[0], "functionRef", "name") != versions.WorkloadClusterFunctionPackage {
+			problems = append(problems, fmt.Sprintf("%s: want one step calling %s, got %d steps", d.file, versions.WorkloadClusterFunctionPackage, len(pipeline)))
+			continue
+		}
+		input, _ := factField(pipeline[0], "input").(map[string]any)
+		vars := compose.InputVariables()
+		for k, v := range input {
+			if k == "apiVersion" || k == "kind" {
+				continue
+			}
+			want, ok := vars[k]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("%s: function input %s is no field of compose.Input", d.file, k))
+				continue
+			}
+			w := "${" + want + "}"
+			if !values[k] {
+				w = "${" + spokeinfo.Quote + "}" + w + "${" + spokeinfo.Quote + "}"
+			}
+			if s, _ := v.(string); s != w {
+				problems = append(problems, fmt.Sprintf("%s: function input %s = %v, want %s (cluster-info %s)", d.file, k, v, w, want))
+			}
+		}
+		for k, want := range vars {
+			if _, ok := input[k]; !ok {
+				problems = append(problems, fmt.Sprintf("%s: function input lacks %s (cluster-info %s)", d.file, k, want))
+			}
+		}
+	}
+	if n != 1 {
+		problems = append(problems, fmt.Sprintf("%d XWorkloadCluster Compositions in platform-apis, want 1", n))
+	}
+	err := factWalkYAML(tree, "gitops-system", func(rel string, b []byte) error {
+		if bytes.Contains(factComment.ReplaceAll(b, nil), []byte("managementPolicies")) {
+			problems = append(problems, fmt.Sprintf("%s: managementPolicies: the function composes only what is in use", rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return problems
 }
 
 // mutateRepo copies the repository's manifests/ to a temporary directory
