@@ -75,7 +75,7 @@ func ProgramTagKeys() []string { return []string{HubTagKey, StackTagKey, NameTag
 func MaxUserTags() int { return MaxTags - len(ProgramTagKeys()) }
 
 // LogRetentionDays are the retention values CloudWatch Logs accepts.
-var LogRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+var LogRetentionDays = workloadcluster.LogRetentionDays
 
 // Validate checks every setting and returns one error per problem, each an
 // *Error naming the field, the bad value and what is allowed. An empty

@@ -17,7 +17,6 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/xrender"
 )
@@ -86,7 +85,7 @@ func TestFunctionNetworkMatchesComposition(t *testing.T) {
 				}
 				old[o.GetAnnotations()["crossplane.io/composition-resource-name"]] = o
 			}
-			got, err := compose.Network(compose.Params{Hub: hubiam.Env{HubName: info.HubName}, Spoke: claim.Metadata.Name, Spec: claim.Spec})
+			got, err := compose.Network(compose.Params{Input: compose.Input{HubName: info.HubName}, Spoke: claim.Metadata.Name, Spec: claim.Spec})
 			if err != nil {
 				t.Fatal(err)
 			}

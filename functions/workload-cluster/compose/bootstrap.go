@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
@@ -26,12 +27,9 @@ const (
 	// StepKeyPrefix starts every bootstrap Kustomization's
 	// composition-resource-name: bootstrap-<part>.
 	StepKeyPrefix = "bootstrap-"
-	// Composition-resource-names of objects this file reads back (k9c's).
-	vpcKey     = "vpc"
-	clusterKey = "cluster"
-	// Metadata-name suffixes of cluster-scoped objects the bootstrap holds.
-	nodeGroupPart   = "nodes"
-	fluxAccessPart  = "flux"
+	// Composition-resource-names of objects this file reads back.
+	vpcKey          = "vpc"
+	clusterKey      = "cluster"
 	cantSeeKeyHint  = "fleet cluster add"
 	deletionOrphan  = "Orphan"
 	deletionWaitFor = "WaitForTermination"
@@ -123,14 +121,6 @@ func BreakGlassParts() []string {
 	return out
 }
 
-// BootstrapIn is what the bootstrap reads besides Params.
-type BootstrapIn struct {
-	// SystemPath is GITOPS_SYSTEM_PATH (the function input gitopsSystemPath).
-	SystemPath string
-	// Observed composed resources by composition-resource-name.
-	Observed map[string]Object
-}
-
 // Notice is an XR condition the bootstrap reports; the adapter sets it,
 // and one that needs the operator (Warn) is also a warning result (an event
 // on the XR and the claim).
@@ -145,21 +135,47 @@ type Notice struct {
 // step is observed.
 const DeployKeyCondition = "DeployKeyReady"
 
-// Bootstrap composes the kubeconfig, the bootstrap Kustomizations and the
-// Usages among them. Until AWS reports the VPC ID, the cluster ARN and the
-// OIDC issuer it composes nothing new (the Composition's Required policy);
+// BootstrapPart composes the kubeconfig, the bootstrap Kustomizations and
+// the Usages among them into c (the holds of the node group and the Flux
+// access by the first step are Holds, composed by Usages). Until AWS
+// reports the VPC ID, the cluster ARN and the OIDC issuer it composes
+// nothing new (the Composition's Required policy) and says so in Pending;
 // objects already observed keep their last values.
-func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
-	if p.Spoke == "" || p.Hub.HubName == "" {
-		return nil, nil, fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
+func BootstrapPart(p Params, c *Composed) error {
+	objs, notes, pending, err := Bootstrap(p)
+	if err != nil {
+		return err
 	}
-	if in.SystemPath == "" {
-		return nil, nil, fmt.Errorf("function input gitopsSystemPath is empty (Flux substitutes ${%s} from cluster-info)", clusterinfo.SystemPath)
+	for _, k := range sortedKeys(objs) {
+		if err := c.add(k, objs[k]); err != nil {
+			return err
+		}
+	}
+	c.Notices = append(c.Notices, notes...)
+	if pending != "" {
+		c.Pending = append(c.Pending, pending)
+	}
+	return nil
+}
+
+// Bootstrap is BootstrapPart's result: the objects by
+// composition-resource-name, the XR conditions, and why the bootstrap is
+// withheld ("" once it is composed).
+func Bootstrap(p Params) (map[string]Object, []Notice, string, error) {
+	if p.Spoke == "" || p.Input.HubName == "" {
+		return nil, nil, "", fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
+	}
+	if p.Input.GitOpsSystemPath == "" {
+		return nil, nil, "", fmt.Errorf("function input gitopsSystemPath is empty (Flux substitutes ${%s} from cluster-info)", clusterinfo.SystemPath)
 	}
 	name := func(part string) string { return p.Spoke + "-" + part }
-	vars, ok := bootstrapVars(p, in.Observed)
+	vars, ok := bootstrapVars(p)
 	out := map[string]Object{}
-	keep := func(key string) bool { _, seen := in.Observed[key]; return ok || seen }
+	keep := func(key string) bool { _, seen := p.Observed[key]; return ok || seen }
+	pending := ""
+	if !ok {
+		pending = "spoke bootstrap waits for AWS to report the VPC ID, the cluster ARN and the OIDC issuer"
+	}
 
 	if keep(KubeconfigKey) {
 		out[KubeconfigKey] = Object{"apiVersion": "v1", "kind": "ConfigMap",
@@ -182,9 +198,9 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 			},
 		}
 		if s.Path != "" {
-			spec["path"] = "./" + in.SystemPath + "/" + s.Path
+			spec["path"] = "./" + p.Input.GitOpsSystemPath + "/" + s.Path
 		} else {
-			spec["path"] = "./" + in.SystemPath + "/../gitops-workloads/clusters/" + p.Spoke + "/flux-system"
+			spec["path"] = "./" + p.Input.GitOpsSystemPath + "/../gitops-workloads/clusters/" + p.Spoke + "/flux-system"
 		}
 		if s.Remote {
 			spec["kubeConfig"] = Object{"configMapRef": Object{"name": name(KubeconfigKey)}}
@@ -193,26 +209,39 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 			spec["dependsOn"] = []any{Object{"name": name(steps[i-1].Part)}}
 		}
 		if len(s.HealthChecks) > 0 {
-			spec["healthChecks"] = toAny(s.HealthChecks)
+			spec["healthChecks"] = objectsToAny(s.HealthChecks)
 		}
 		if len(s.HealthCheckExprs) > 0 {
-			spec["healthCheckExprs"] = toAny(s.HealthCheckExprs)
+			spec["healthCheckExprs"] = objectsToAny(s.HealthCheckExprs)
 		}
 		out[key] = Object{"apiVersion": KustomizationAPI, "kind": "Kustomization",
 			"metadata": Object{"name": name(s.Part), "namespace": BootstrapNamespace},
 			"spec":     spec}
 	}
-	for k, u := range bootstrapUsages(p.Spoke, steps) {
-		out[k] = u
+	for k, u := range bootstrapUsages(p.Spoke) {
+		_, of := out[u.ofKey]
+		_, by := out[u.byKey]
+		if of && by {
+			out[k] = u.obj
+		}
 	}
 	var notes []Notice
-	if n, seen := deployKeyNotice(p.Spoke, in.Observed); seen {
+	if n, seen := deployKeyNotice(p.Spoke, p.Observed); seen {
 		notes = append(notes, n)
 	}
-	return out, notes, nil
+	return out, notes, pending, nil
 }
 
-func toAny(in []Object) []any {
+func sortedKeys(m map[string]Object) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func objectsToAny(in []Object) []any {
 	out := make([]any, len(in))
 	for i, o := range in {
 		out[i] = o
@@ -228,15 +257,11 @@ type bootVars struct {
 // bootstrapVars are the postBuild.substitute values (internal/spokeinfo).
 // ok is false while AWS has not reported the VPC, the cluster ARN or the
 // issuer; observed objects then keep what they were composed with.
-func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
-	vpcID := str(obs[vpcKey], "status", "atProvider", "id")
-	arn := str(obs[clusterKey], "status", "atProvider", "arn")
-	issuer := ""
-	if ids, _ := field(obs[clusterKey], "status", "atProvider", "identity").([]any); len(ids) > 0 {
-		if oidc, _ := field(ids[0], "oidc").([]any); len(oidc) > 0 {
-			issuer = strings.TrimPrefix(str(oidc[0], "issuer"), "https://")
-		}
-	}
+func bootstrapVars(p Params) (bootVars, bool) {
+	obs := p.Observed
+	vpcID, _ := atProvider(obs[vpcKey], "id").(string)
+	arn, _ := atProvider(obs[clusterKey], "arn").(string)
+	issuer := p.oidcIssuer()
 	// Fallback: what the first step was composed with (values never change
 	// once AWS has reported them).
 	prev, _ := field(obs[StepKeyPrefix+BootstrapSteps()[0].Part], "spec", "postBuild", "substitute").(map[string]any)
@@ -251,14 +276,14 @@ func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
 	}
 	b := spokeinfo.Bootstrap[string]{
 		ClusterName:       p.Spoke,
-		EKSClusterName:    spokeiam.ClusterName(p.Hub, p.Spoke),
+		EKSClusterName:    spokeiam.ClusterName(p.Input.Hub(), p.Spoke),
 		Region:            p.Spec.Region,
 		VPCID:             vpcID,
 		OIDCIssuer:        issuer,
-		CrossplaneRoleARN: spokeiam.RoleARN(p.Hub, p.Spoke, spokeiam.RoleCrossplane),
-		ESORoleARN:        spokeiam.RoleARN(p.Hub, p.Spoke, spokeiam.RoleESO),
-		LBCRoleARN:        spokeiam.RoleARN(p.Hub, p.Spoke, spokeiam.RoleLBC),
-		AppRolePrefix:     spokeiam.AppRolePrefix(p.Hub, p.Spoke),
+		CrossplaneRoleARN: spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleCrossplane),
+		ESORoleARN:        spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleESO),
+		LBCRoleARN:        spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleLBC),
+		AppRolePrefix:     spokeiam.AppRolePrefix(p.Input.Hub(), p.Spoke),
 	}
 	sub := Object{spokeinfo.Quote: spokeinfo.QuoteValue}
 	for k, v := range b.Map() {
@@ -267,63 +292,54 @@ func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
 	return bootVars{clusterARN: arn, substitute: sub}, vpcID != "" && issuer != "" && arn != ""
 }
 
-// Usage names one hold: Of may not be deleted while By exists.
-type Usage struct {
-	Key, Name string
-	Of, By    Ref
+// BootstrapHold is one hold among the bootstrap objects: the object
+// composed under OfKey may not be deleted while the one under ByKey exists.
+// Name follows usage- in the Usage's composition-resource-name and
+// <spoke>-uses- in its name.
+type BootstrapHold struct {
+	Name, OfKey, ByKey string
 }
 
-// Ref is a held or holding object.
-type Ref struct {
-	APIVersion, Kind, Name string
-	// ClusterScoped objects are named with namespace "" from a namespaced
-	// Usage (Crossplane v2.2.1 finder.go derefs an unset namespace to the
-	// Usage's own).
-	ClusterScoped bool
-}
-
-// BootstrapUsages returns the holds among the bootstrap objects and on what
-// they need: each step is held by the next (teardown runs the chain in
-// reverse, workloads first), the kubeconfig, the node group and the hub's
-// Flux access to the spoke by the first step.
-func BootstrapUsages(spoke string) []Usage {
+// BootstrapHolds returns the holds among the bootstrap objects: each step
+// is held by the next (teardown runs the chain in reverse, workloads
+// first) and the kubeconfig by the first step. The node group and the Flux
+// access, held by the first step too, are in Holds (usages.go).
+func BootstrapHolds() []BootstrapHold {
 	steps := BootstrapSteps()
-	ks := func(part string) Ref {
-		return Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: spoke + "-" + part}
-	}
-	var out []Usage
+	var out []BootstrapHold
 	for i := 0; i+1 < len(steps); i++ {
 		of, by := steps[i].Part, steps[i+1].Part
-		out = append(out, Usage{Key: "usage-" + of + "-by-" + by, Name: spoke + "-uses-" + of + "-by-" + by, Of: ks(of), By: ks(by)})
+		out = append(out, BootstrapHold{of + "-by-" + by, StepKeyPrefix + of, StepKeyPrefix + by})
 	}
 	first := steps[0].Part
-	for _, h := range []struct {
-		part string
-		of   Ref
-	}{
-		{KubeconfigKey, Ref{APIVersion: "v1", Kind: "ConfigMap", Name: spoke + "-" + KubeconfigKey}},
-		{nodeGroupPart, Ref{APIVersion: "eks.aws.upbound.io/v1beta1", Kind: "NodeGroup", Name: spoke + "-" + nodeGroupPart, ClusterScoped: true}},
-		{"flux-access", Ref{APIVersion: "eks.aws.upbound.io/v1beta1", Kind: "AccessPolicyAssociation", Name: spoke + "-" + fluxAccessPart, ClusterScoped: true}},
-	} {
-		out = append(out, Usage{Key: "usage-" + h.part + "-by-" + first, Name: spoke + "-uses-" + h.part + "-by-" + first, Of: h.of, By: ks(first)})
-	}
-	return out
+	return append(out, BootstrapHold{KubeconfigKey + "-by-" + first, KubeconfigKey, StepKeyPrefix + first})
 }
 
-func bootstrapUsages(spoke string, _ []Step) map[string]Object {
-	out := map[string]Object{}
-	for _, u := range BootstrapUsages(spoke) {
-		of := Object{"name": u.Of.Name}
-		if u.Of.ClusterScoped {
-			of["namespace"] = ""
+type composedUsage struct {
+	ofKey, byKey string
+	obj          Object
+}
+
+// bootstrapUsages are namespaced Usages: both ends live in the hub's
+// flux-system namespace, next to the Usage.
+func bootstrapUsages(spoke string) map[string]composedUsage {
+	ref := func(key string, ns bool) Object {
+		r := Object{"name": spoke + "-" + strings.TrimPrefix(key, StepKeyPrefix)}
+		if ns {
+			// Explicit, as for every namespaced Usage's of (usages.go);
+			// Crossplane defaults it to the Usage's namespace anyway.
+			r["namespace"] = BootstrapNamespace
 		}
-		out[u.Key] = Object{"apiVersion": UsageAPI, "kind": "Usage",
-			"metadata": Object{"name": u.Name, "namespace": BootstrapNamespace},
-			"spec": Object{
-				"replayDeletion": true,
-				"of":             Object{"apiVersion": u.Of.APIVersion, "kind": u.Of.Kind, "resourceRef": of},
-				"by":             Object{"apiVersion": u.By.APIVersion, "kind": u.By.Kind, "resourceRef": Object{"name": u.By.Name}},
-			}}
+		if key == KubeconfigKey {
+			return Object{"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": r}
+		}
+		return Object{"apiVersion": KustomizationAPI, "kind": "Kustomization", "resourceRef": r}
+	}
+	out := map[string]composedUsage{}
+	for _, h := range BootstrapHolds() {
+		out["usage-"+h.Name] = composedUsage{h.OfKey, h.ByKey, Object{"apiVersion": UsageAPI, "kind": "Usage",
+			"metadata": Object{"name": spoke + "-uses-" + h.Name, "namespace": BootstrapNamespace},
+			"spec":     Object{"replayDeletion": true, "of": ref(h.OfKey, true), "by": ref(h.ByKey, false)}}}
 	}
 	return out
 }
@@ -366,17 +382,18 @@ func ConditionTrue(o any, typ string) bool {
 	return false
 }
 
-// BootstrapReady is the readiness of a bootstrap object from what is
-// observed: a ConfigMap has no conditions and is ready once it exists;
-// everything else when its Ready condition is True.
-func BootstrapReady(o Object) bool {
+// Ready is a composed resource's readiness from what is observed: a
+// ConfigMap has no conditions and is ready once it exists; everything else
+// (managed resources, Kustomizations, Usages) when its Ready condition is
+// True. Nothing unobserved is ready.
+func Ready(o Object) bool {
 	if o == nil {
 		return false
 	}
-	if o["kind"] == "ConfigMap" {
+	if o["kind"] == "ConfigMap" && o["apiVersion"] == "v1" {
 		return true
 	}
-	return ConditionTrue(o, "Ready")
+	return IsReady(o)
 }
 
 func field(o any, path ...string) any {

@@ -7,18 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
-func bootParams(spoke string) Params {
-	return Params{
-		Hub:   hubiam.Env{HubName: "mgmt", AccountID: "111122223333", Partition: "aws", Region: "eu-west-1"},
-		Spoke: spoke,
-		Spec:  workloadcluster.Spec{Region: "eu-west-1"},
-	}
+func bootParams(t *testing.T, spoke string) Params {
+	t.Helper()
+	p := testParams(t)
+	p.Spoke = spoke
+	return p
 }
 
 // awsObserved is what AWS reports once the VPC and the cluster exist.
@@ -34,23 +31,53 @@ func awsObserved(spoke string) map[string]Object {
 
 func mustBootstrap(t *testing.T, spoke string, obs map[string]Object) (map[string]Object, []Notice) {
 	t.Helper()
-	out, notes, err := Bootstrap(bootParams(spoke), BootstrapIn{SystemPath: "manifests/gitops-system", Observed: obs})
+	p := bootParams(t, spoke)
+	p.Observed = obs
+	out, notes, _, err := Bootstrap(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out, notes
 }
 
-func TestBootstrapWaitsForAWS(t *testing.T) {
-	before, _ := mustBootstrap(t, "pay", nil)
-	for k := range before {
-		if !strings.HasPrefix(k, "usage-") {
-			t.Errorf("%s composed before AWS reported the VPC, cluster ARN and issuer", k)
+// composeAll runs the whole function to convergence with every object
+// observed Ready and AWS's ids reported.
+func composeAll(t *testing.T, spoke string) Composed {
+	t.Helper()
+	p := bootParams(t, spoke)
+	var c Composed
+	for i := 0; i < 8; i++ {
+		var err error
+		if c, err = Compose(p); err != nil {
+			t.Fatal(err)
 		}
+		obs := observeAll(c)
+		for k, o := range awsObserved(spoke) {
+			if obs[k] != nil {
+				obs[k]["status"].(Object)["atProvider"] = o["status"].(map[string]any)["atProvider"]
+			}
+		}
+		if i > 0 && len(obs) == len(p.Observed) {
+			return c
+		}
+		p.Observed = obs
+	}
+	t.Fatal("composition did not converge")
+	return c
+}
+
+func TestBootstrapWaitsForAWS(t *testing.T) {
+	p := bootParams(t, "pay")
+	before, _, pending, err := Bootstrap(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) != 0 || pending == "" {
+		t.Errorf("composed %d objects (pending %q) before AWS reported the VPC, cluster ARN and issuer", len(before), pending)
 	}
 	after, _ := mustBootstrap(t, "pay", awsObserved("pay"))
-	if len(after) != 1+len(BootstrapSteps())+len(BootstrapUsages("pay")) {
-		t.Fatalf("composed %d objects, want kubeconfig + %d steps + %d usages", len(after), len(BootstrapSteps()), len(BootstrapUsages("pay")))
+	if len(after) != 1+len(BootstrapSteps())+len(BootstrapHolds()) {
+		t.Fatalf("composed %d objects, want kubeconfig + %d steps + %d usages", len(after), len(BootstrapSteps()), len(BootstrapHolds()))
 	}
 	sub := field(after["bootstrap-sync"], "spec", "postBuild", "substitute").(Object)
 	for _, n := range spokeinfo.BootstrapNames() {
@@ -138,14 +165,7 @@ func teardown(objs map[string]Object) (map[string]int, error) {
 // workloads first, each step before the one it depends on, the first step
 // before the kubeconfig, the node group and the Flux access.
 func teardownFindings(objs map[string]Object, spoke string) []string {
-	// The holds on k9c's objects need them present to be held.
-	all := map[string]Object{}
-	for k, o := range objs {
-		all[k] = o
-	}
-	all["node-group"] = Object{"kind": "NodeGroup", "metadata": Object{"name": spoke + "-nodes"}}
-	all["flux-access"] = Object{"kind": "AccessPolicyAssociation", "metadata": Object{"name": spoke + "-flux"}}
-	round, err := teardown(all)
+	round, err := teardown(objs)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -157,7 +177,13 @@ func teardownFindings(objs map[string]Object, spoke string) []string {
 			out = append(out, fmt.Sprintf("%s is not deleted before %s", steps[i].Part, steps[i-1].Part))
 		}
 	}
-	for _, held := range []string{"ConfigMap/" + spoke + "-kubeconfig", "NodeGroup/" + spoke + "-nodes", "AccessPolicyAssociation/" + spoke + "-flux"} {
+	kindName := func(key string) string { return str(objs[key], "kind") + "/" + str(objs[key], "metadata", "name") }
+	for _, key := range []string{KubeconfigKey, "node-group", "access-policy-flux", "access-entry-flux", "cluster", "vpc"} {
+		held := kindName(key)
+		if objs[key] == nil {
+			out = append(out, key+" not composed")
+			continue
+		}
 		if round[held] <= round[ks(steps[0].Part)] {
 			out = append(out, fmt.Sprintf("%s may go before %s", held, steps[0].Part))
 		}
@@ -165,22 +191,21 @@ func teardownFindings(objs map[string]Object, spoke string) []string {
 	return out
 }
 
+// The whole function: teardown runs the bootstrap in reverse, and the
+// kubeconfig, the Flux access, the node group, the cluster and the network
+// outlive the first step.
 func TestTeardownOrder(t *testing.T) {
-	out, _ := mustBootstrap(t, "pay", awsObserved("pay"))
+	out := composeAll(t, "pay").Objects
 	if f := teardownFindings(out, "pay"); len(f) > 0 {
 		t.Fatalf("teardown order: %v", f)
 	}
-	// Planted: remove each Usage in turn; the order must break every time.
-	var keys []string
-	for k := range out {
-		if strings.HasPrefix(k, "usage-") {
-			keys = append(keys, k)
-		}
+	// Planted: remove each Usage the order rests on, in turn; the order
+	// must break every time.
+	keys := []string{"usage-nodes-by-eso-controller", "usage-flux-access-by-eso-controller"}
+	for _, h := range BootstrapHolds() {
+		keys = append(keys, "usage-"+h.Name)
 	}
 	sort.Strings(keys)
-	if len(keys) != len(BootstrapSteps())-1+3 {
-		t.Fatalf("%d usages, want %d", len(keys), len(BootstrapSteps())+2)
-	}
 	for _, k := range keys {
 		planted := map[string]Object{}
 		for kk, o := range out {
@@ -200,7 +225,7 @@ func TestTeardownOrder(t *testing.T) {
 // Deref(of.namespace, usage namespace)); a ClusterUsage between
 // cluster-scoped objects. A ClusterUsage cannot name a namespaced user.
 func TestUsagesSupported(t *testing.T) {
-	out, _ := mustBootstrap(t, "pay", awsObserved("pay"))
+	out := composeAll(t, "pay").Objects
 	namespaced := map[string]bool{"Kustomization": true, "ConfigMap": true}
 	check := func(u Object) error {
 		if str(u, "kind") != "Usage" || str(u, "metadata", "namespace") != BootstrapNamespace {
@@ -210,16 +235,19 @@ func TestUsagesSupported(t *testing.T) {
 			return fmt.Errorf("%s: user %s is cluster-scoped", str(u, "metadata", "name"), str(u, "spec", "by", "kind"))
 		}
 		ns, set := field(u, "spec", "of", "resourceRef").(Object)["namespace"]
-		if namespaced[str(u, "spec", "of", "kind")] != !set {
-			return fmt.Errorf("%s: of %s namespace %v set=%v", str(u, "metadata", "name"), str(u, "spec", "of", "kind"), ns, set)
+		want := ""
+		if namespaced[str(u, "spec", "of", "kind")] {
+			want = BootstrapNamespace
 		}
-		if set && ns != "" {
-			return fmt.Errorf("%s: cluster-scoped of with namespace %v", str(u, "metadata", "name"), ns)
+		if !set || ns != want {
+			return fmt.Errorf("%s: of %s namespace %v (set %v), want %q", str(u, "metadata", "name"), str(u, "spec", "of", "kind"), ns, set, want)
 		}
 		return nil
 	}
+	var n int
 	for k, o := range out {
-		if strings.HasPrefix(k, "usage-") {
+		if str(o, "kind") == "Usage" {
+			n++
 			if err := check(o); err != nil {
 				t.Error(err)
 			}
@@ -228,10 +256,13 @@ func TestUsagesSupported(t *testing.T) {
 			}
 		}
 	}
+	if n != len(BootstrapHolds())+2 {
+		t.Errorf("%d namespaced Usages, want %d bootstrap holds + node group + Flux access", n, len(BootstrapHolds()))
+	}
 	// Planted: a cluster-scoped of without the explicit empty namespace.
-	bad := BootstrapUsages("pay")
-	u := bootstrapUsages("pay", nil)[bad[len(bad)-1].Key]
-	delete(u["spec"].(Object)["of"].(Object)["resourceRef"].(Object), "namespace")
+	u := Object{"kind": "Usage", "metadata": Object{"name": "x", "namespace": BootstrapNamespace}, "spec": Object{
+		"of": Object{"kind": "NodeGroup", "resourceRef": Object{"name": "pay-nodes"}},
+		"by": Object{"kind": "Kustomization", "resourceRef": Object{"name": "pay-eso-controller"}}}}
 	if check(u) == nil {
 		t.Error("planted cluster-scoped of without namespace: not caught")
 	}
@@ -334,30 +365,31 @@ func TestBreakGlassParts(t *testing.T) {
 	}
 }
 
-func TestBootstrapReady(t *testing.T) {
+func TestReady(t *testing.T) {
 	for _, tc := range []struct {
 		o    Object
 		want bool
 	}{
 		{nil, false},
-		{Object{"kind": "ConfigMap"}, true},
+		{Object{"apiVersion": "v1", "kind": "ConfigMap"}, true},
 		{Object{"kind": "Kustomization"}, false},
 		{Object{"kind": "Kustomization", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}, true},
 		{Object{"kind": "Usage", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}}, false},
 	} {
-		if got := BootstrapReady(tc.o); got != tc.want {
+		if got := Ready(tc.o); got != tc.want {
 			t.Errorf("%v: ready %v, want %v", tc.o, got, tc.want)
 		}
 	}
 }
 
 func TestBootstrapRefusesMissingInput(t *testing.T) {
-	if _, _, err := Bootstrap(bootParams("pay"), BootstrapIn{}); err == nil || !strings.Contains(err.Error(), "gitopsSystemPath") {
+	p := bootParams(t, "pay")
+	p.Input.GitOpsSystemPath = ""
+	if _, err := Compose(p); err == nil || !strings.Contains(err.Error(), "gitopsSystemPath") {
 		t.Errorf("err %v, want it to name gitopsSystemPath", err)
 	}
-	p := bootParams("")
-	if _, _, err := Bootstrap(p, BootstrapIn{SystemPath: "x"}); err == nil {
-		t.Error("no spoke: want an error")
+	if _, _, _, err := Bootstrap(p); err == nil || !strings.Contains(err.Error(), "gitopsSystemPath") {
+		t.Errorf("err %v, want it to name gitopsSystemPath", err)
 	}
 }
 
@@ -374,11 +406,11 @@ var mixedScopeChecked = []string{"2.2.1"}
 func TestCrossplaneSupportsMixedScopeUsages(t *testing.T) {
 	if !slices.Contains(mixedScopeChecked, versions.Crossplane) {
 		t.Errorf("Crossplane %s: the namespaced Usages holding %s-NodeGroup and the Flux AccessPolicyAssociation were checked only for %v; "+
-			"re-read the Usage finder/reconciler (crossplane#7640) and extend mixedScopeChecked", versions.Crossplane, nodeGroupPart, mixedScopeChecked)
+			"re-read the Usage finder/reconciler (crossplane#7640) and extend mixedScopeChecked", versions.Crossplane, "pay", mixedScopeChecked)
 	}
 	var mixed int
-	for _, u := range BootstrapUsages("pay") {
-		if u.Of.ClusterScoped {
+	for _, o := range composeAll(t, "pay").Objects {
+		if str(o, "kind") == "Usage" && field(o, "spec", "of", "resourceRef", "namespace") == "" {
 			mixed++
 		}
 	}

@@ -4,21 +4,97 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
-// Params is what the function reads: the spoke from the claim, the hub's
-// name from the function input (Flux substitutes ${HUB_CLUSTER_NAME} there).
+// Params is what the function reads: the hub from the function input, the
+// spoke from the claim label, its spec from the XR and, per
+// composition-resource-name, the composed resources Crossplane observed.
 type Params struct {
-	Hub   hubiam.Env
+	Input Input
 	Spoke string
 	Spec  workloadcluster.Spec
+	// Observed holds the observed composed resources by
+	// composition-resource-name (nil on the first run).
+	Observed map[string]Object
 }
 
 // Object is one composed resource as a plain JSON-able map.
 type Object = map[string]any
+
+// Composed is what the function composes for one XR.
+type Composed struct {
+	// Objects are the desired composed resources by
+	// composition-resource-name.
+	Objects map[string]Object
+	// Pending says what is not composed yet and why. The XR is not ready
+	// while anything is pending.
+	Pending []string
+	// Status is written to the XR's status (what Crossplane observed of the
+	// composed resources: cluster ARN, OIDC issuer, VPC id).
+	Status map[string]any
+	// Notices are XR conditions (and warnings) for the operator.
+	Notices []Notice
+}
+
+// add composes obj under key; a key composed twice is a programming error
+// that would silently drop an object, so it fails.
+func (c *Composed) add(key string, obj Object) error {
+	if _, dup := c.Objects[key]; dup {
+		return fmt.Errorf("composition-resource-name %q composed twice", key)
+	}
+	c.Objects[key] = obj
+	return nil
+}
+
+// Part composes one part of a spoke into c. Parts run in order; a later
+// part sees what earlier ones composed.
+type Part func(p Params, c *Composed) error
+
+// Parts lists the parts of a spoke in the order they are composed. Usages
+// come last: they hold only what the other parts composed.
+func Parts() []Part {
+	return []Part{
+		networkPart,
+		IAM,
+		ClusterPart,
+		BootstrapPart,
+		Usages,
+	}
+}
+
+// Compose composes everything the hub manages for one spoke. A bad input
+// field or spec field fails it, naming the field, before anything is
+// composed.
+func Compose(p Params) (Composed, error) {
+	if err := p.Input.Validate(); err != nil {
+		return Composed{}, err
+	}
+	c := Composed{Objects: map[string]Object{}, Status: map[string]any{}}
+	for _, part := range Parts() {
+		if err := part(p, &c); err != nil {
+			return Composed{}, err
+		}
+	}
+	return c, nil
+}
+
+func networkPart(p Params, c *Composed) error {
+	objs, err := Network(p)
+	if err != nil {
+		return err
+	}
+	for k, o := range objs {
+		if err := c.add(k, o); err != nil {
+			return err
+		}
+	}
+	if id, ok := atProvider(p.Observed["vpc"], "id").(string); ok && id != "" {
+		c.Status["vpcId"] = id
+	}
+	return nil
+}
 
 const (
 	ec2V1 = "ec2.aws.upbound.io/v1beta1"
@@ -42,10 +118,10 @@ func Network(p Params) (map[string]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Spoke == "" || p.Hub.HubName == "" {
+	if p.Spoke == "" || p.Input.HubName == "" {
 		return nil, fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
 	}
-	eks := spokeiam.ClusterName(p.Hub, p.Spoke)
+	eks := spokeiam.ClusterName(p.Input.Hub(), p.Spoke)
 	name := func(part string) string { return p.Spoke + "-" + part }
 	out := map[string]Object{}
 	add := func(key, apiVersion, kind, metaName, tagName string, fp Object) {

@@ -19,24 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
 // ClaimNameLabel is the label Crossplane puts on an XR created from a claim.
 const ClaimNameLabel = "crossplane.io/claim-name"
 
-// Input is the function's input (the Composition step's input): the hub
-// facts Flux substitutes from cluster-info.
-type Input struct {
-	HubName   string `json:"hubName"`
-	AccountID string `json:"accountId"`
-	Partition string `json:"partition"`
-	HubRegion string `json:"hubRegion"`
-	// GitOpsSystemPath is ${GITOPS_SYSTEM_PATH}: the bootstrap
-	// Kustomizations' paths start with it.
-	GitOpsSystemPath string `json:"gitopsSystemPath"`
-}
+// Input is the function's input (compose.Input).
+type Input = compose.Input
 
 // Function is the workload-cluster composition function.
 type Function struct {
@@ -46,14 +36,9 @@ type Function struct {
 // RunFunction composes the spoke for one XWorkloadCluster.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
-	p, in, err := paramsFrom(req)
+	p, err := paramsFrom(req)
 	if err != nil {
 		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	objs, err := compose.Network(p)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "compose network"))
 		return rsp, nil
 	}
 	observed, err := request.GetObservedComposedResources(req)
@@ -61,16 +46,33 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "read observed resources"))
 		return rsp, nil
 	}
-	obs := map[string]compose.Object{}
-	for k, o := range observed {
-		obs[string(k)] = o.Resource.Object
+	p.Observed = map[string]compose.Object{}
+	for name, o := range observed {
+		if o.Resource != nil {
+			p.Observed[string(name)] = o.Resource.UnstructuredContent()
+		}
 	}
-	boot, notices, err := compose.Bootstrap(p, compose.BootstrapIn{SystemPath: in.GitOpsSystemPath, Observed: obs})
+	out, err := compose.Compose(p)
 	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "compose spoke bootstrap"))
+		response.Fatal(rsp, errors.Wrap(err, "compose spoke"))
 		return rsp, nil
 	}
-	for _, n := range notices {
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "read desired resources"))
+		return rsp, nil
+	}
+	for key, o := range out.Objects {
+		dc := resource.NewDesiredComposed()
+		dc.Resource = composed.New()
+		dc.Resource.Unstructured = unstructured.Unstructured{Object: o}
+		dc.Ready = resource.ReadyFalse
+		if compose.Ready(p.Observed[key]) {
+			dc.Ready = resource.ReadyTrue
+		}
+		desired[resource.Name(key)] = dc
+	}
+	for _, n := range out.Notices {
 		if n.Status {
 			response.ConditionTrue(rsp, n.Type, n.Reason).TargetCompositeAndClaim()
 			continue
@@ -80,27 +82,29 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 		response.ConditionFalse(rsp, n.Type, n.Reason).WithMessage(n.Message).TargetCompositeAndClaim()
 	}
-	desired, err := request.GetDesiredComposedResources(req)
+	xr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "read desired resources"))
+		response.Fatal(rsp, errors.Wrap(err, "read desired XR"))
 		return rsp, nil
 	}
-	for key, o := range objs {
-		dc := resource.NewDesiredComposed()
-		dc.Resource = composed.New()
-		dc.Resource.Unstructured = unstructured.Unstructured{Object: o}
-		dc.Ready = ReadyFrom(observed[resource.Name(key)])
-		desired[resource.Name(key)] = dc
-	}
-	for key, o := range boot {
-		dc := resource.NewDesiredComposed()
-		dc.Resource = composed.New()
-		dc.Resource.Unstructured = unstructured.Unstructured{Object: o}
-		dc.Ready = resource.ReadyFalse
-		if compose.BootstrapReady(obs[key]) {
-			dc.Ready = resource.ReadyTrue
+	if len(out.Status) > 0 {
+		if err := xr.Resource.SetValue("status", out.Status); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, "set XR status"))
+			return rsp, nil
 		}
-		desired[resource.Name(key)] = dc
+	}
+	// Crossplane derives XR readiness from the composed resources only; while
+	// parts are withheld (waiting for the log group or the OIDC issuer) the
+	// XR is not ready even if everything composed so far is.
+	if len(out.Pending) > 0 {
+		xr.Ready = resource.ReadyFalse
+		for _, why := range out.Pending {
+			response.Normal(rsp, why)
+		}
+	}
+	if err := response.SetDesiredCompositeResource(rsp, xr); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "set desired XR"))
+		return rsp, nil
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "set desired resources"))
@@ -109,56 +113,36 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
-// ReadyFrom is a composed resource's readiness: True only when the observed
-// object exists and its Ready condition is True (no blanket "None" checks).
-func ReadyFrom(o resource.ObservedComposed) resource.Ready {
-	if o.Resource == nil {
-		return resource.ReadyFalse
-	}
-	c := o.Resource.GetCondition("Ready")
-	if string(c.Status) == "True" {
-		return resource.ReadyTrue
-	}
-	return resource.ReadyFalse
-}
-
-func paramsFrom(req *fnv1.RunFunctionRequest) (compose.Params, Input, error) {
+func paramsFrom(req *fnv1.RunFunctionRequest) (compose.Params, error) {
 	var in Input
 	if s := req.GetInput(); s != nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
-			return compose.Params{}, in, fmt.Errorf("read function input: %w", err)
+			return compose.Params{}, fmt.Errorf("read function input: %w", err)
 		}
 		if err := json.Unmarshal(b, &in); err != nil {
-			return compose.Params{}, in, fmt.Errorf("read function input: %w", err)
+			return compose.Params{}, fmt.Errorf("read function input: %w", err)
 		}
 	}
 	xr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
-		return compose.Params{}, in, fmt.Errorf("read XR: %w", err)
+		return compose.Params{}, fmt.Errorf("read XR: %w", err)
 	}
 	spoke := xr.Resource.GetLabels()[ClaimNameLabel]
 	if spoke == "" {
-		return compose.Params{}, in, fmt.Errorf("XR %s has no %s label: create it from a WorkloadCluster claim", xr.Resource.GetName(), ClaimNameLabel)
+		return compose.Params{}, fmt.Errorf("XR %s has no %s label: create it from a WorkloadCluster claim", xr.Resource.GetName(), ClaimNameLabel)
 	}
 	var spec workloadcluster.Spec
 	raw, ok := xr.Resource.Object["spec"]
 	if !ok {
-		return compose.Params{}, in, fmt.Errorf("XR %s has no spec", xr.Resource.GetName())
+		return compose.Params{}, fmt.Errorf("XR %s has no spec", xr.Resource.GetName())
 	}
 	b, err := json.Marshal(raw)
 	if err != nil {
-		return compose.Params{}, in, fmt.Errorf("read XR spec: %w", err)
+		return compose.Params{}, fmt.Errorf("read XR spec: %w", err)
 	}
 	if err := json.Unmarshal(b, &spec); err != nil {
-		return compose.Params{}, in, fmt.Errorf("read XR spec: %w", err)
+		return compose.Params{}, fmt.Errorf("read XR spec: %w", err)
 	}
-	if in.HubName == "" {
-		return compose.Params{}, in, fmt.Errorf("function input hubName is empty (Flux substitutes ${HUB_CLUSTER_NAME} from cluster-info)")
-	}
-	return compose.Params{
-		Hub:   hubiam.Env{HubName: in.HubName, AccountID: in.AccountID, Partition: in.Partition, Region: in.HubRegion},
-		Spoke: spoke,
-		Spec:  spec,
-	}, in, nil
+	return compose.Params{Input: in, Spoke: spoke, Spec: spec}, nil
 }

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 )
@@ -28,13 +31,32 @@ func xr(spoke, vpc string, azs int, nat string) string {
 func newRequest(t *testing.T, xrJSON string, hub string, observed map[string]string) *fnv1.RunFunctionRequest {
 	t.Helper()
 	req := &fnv1.RunFunctionRequest{
-		Input:    resource.MustStructJSON(fmt.Sprintf(`{"apiVersion":"fn.eksfleet.io/v1alpha1","kind":"Input","hubName":%q,"accountId":"111122223333","partition":"aws","hubRegion":"eu-west-1","gitopsSystemPath":"manifests/gitops-system"}`, hub)),
+		Input:    resource.MustStructJSON(inputJSON(t, hub)),
 		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(xrJSON)}, Resources: map[string]*fnv1.Resource{}},
 	}
 	for name, j := range observed {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(j)}
 	}
 	return req
+}
+
+// inputJSON is the function input Flux writes from the example cluster-info.
+func inputJSON(t *testing.T, hub string) string {
+	t.Helper()
+	info := clusterinfo.Example()
+	info.HubName = hub
+	info.SpokeBoundaryARN = hubiam.Env{Partition: info.Partition, AccountID: info.AccountID, HubName: hub}.BoundaryARN()
+	in, err := compose.InputFrom(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{"apiVersion": "fn.eksfleet.io/v1alpha1", "kind": "Input"}
+	b, _ := json.Marshal(in)
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(m)
+	return string(b)
 }
 
 func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
@@ -134,10 +156,15 @@ func TestNamesEqualProgram(t *testing.T) {
 		if c := field(r, "spec", "forProvider", "tags", "eksfleet.io/cluster"); c != "" && c != want {
 			t.Errorf("%s cluster tag %q, want %q", name, c, want)
 		}
+		// IAM names and regions are checked in compose (spokeiam's names,
+		// IAM is global); the network objects are <spoke>-… in the region.
+		if !strings.HasPrefix(field(r, "apiVersion"), "ec2.") {
+			continue
+		}
 		if !strings.HasPrefix(field(r, "metadata", "name"), "pay-eu-") {
 			t.Errorf("%s metadata.name %q not prefixed by the spoke", name, field(r, "metadata", "name"))
 		}
-		if strings.HasPrefix(field(r, "apiVersion"), "ec2.") && field(r, "spec", "forProvider", "region") != "eu-west-1" {
+		if field(r, "spec", "forProvider", "region") != "eu-west-1" {
 			t.Errorf("%s has no region", name)
 		}
 	}
@@ -194,6 +221,34 @@ func TestFatal(t *testing.T) {
 	}
 }
 
+// While the cluster waits for its log group (or the IRSA roles for the
+// issuer), the XR is not ready even though everything composed so far may
+// be; once the cluster reports, its facts reach the XR status.
+func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
+	rsp := run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, nil))
+	if got := rsp.GetDesired().GetComposite().GetReady(); got != fnv1.Ready_READY_FALSE {
+		t.Errorf("first run: XR ready %v, want READY_FALSE (cluster not composed yet)", got)
+	}
+	if _, ok := rsp.GetDesired().GetResources()["cluster"]; ok {
+		t.Error("cluster composed before its log group")
+	}
+	logs := `{"apiVersion":"cloudwatchlogs.aws.upbound.io/v1beta1","kind":"Group","metadata":{"name":"pay-logs"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}`
+	cluster := `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"Cluster","metadata":{"name":"pay-eks"},"status":{"atProvider":{"arn":"arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-pay","identity":[{"oidc":[{"issuer":"https://oidc.eks.eu-west-1.amazonaws.com/id/ABC"}]}]},"conditions":[{"type":"Ready","status":"True"}]}}`
+	vpc := `{"apiVersion":"ec2.aws.upbound.io/v1beta1","kind":"VPC","metadata":{"name":"pay-vpc"},"status":{"atProvider":{"id":"vpc-1"}}}`
+	rsp = run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, map[string]string{"log-group": logs, "cluster": cluster, "vpc": vpc}))
+	res := rsp.GetDesired().GetResources()
+	for _, k := range []string{"cluster", "node-group", "role-eso", "role-eso-policy", "oidc-provider", "usage-role-eso-policy-by-nodes"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("%s not composed once the log group is Ready and the issuer known", k)
+		}
+	}
+	if got := rsp.GetDesired().GetComposite().GetReady(); got == fnv1.Ready_READY_FALSE {
+		t.Error("XR forced not ready although nothing is pending")
+	}
+	if got := field(rsp.GetDesired().GetComposite(), "status", "oidcIssuer"); got != "oidc.eks.eu-west-1.amazonaws.com/id/ABC" {
+		t.Errorf("XR status.oidcIssuer %q", got)
+	}
+}
 // Review B1 on a running hub: the deploy-key step observed not Ready with
 // no SealedSecret applied gives a warning and a False XR condition naming
 // fleet cluster add; the bootstrap objects are still composed (Flux's
