@@ -249,6 +249,7 @@ func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 		t.Errorf("XR status.oidcIssuer %q", got)
 	}
 }
+
 // Review B1 on a running hub: the deploy-key step observed not Ready with
 // no SealedSecret applied gives a warning and a False XR condition naming
 // fleet cluster add; the bootstrap objects are still composed (Flux's
