@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/deploykey"
@@ -290,6 +291,28 @@ func bootstrapVars(p Params) (bootVars, bool) {
 		sub[k] = v
 	}
 	return bootVars{clusterARN: arn, substitute: sub}, vpcID != "" && issuer != "" && arn != ""
+}
+
+// UnreachableTeardownBound is how long the rest of a spoke's bootstrap
+// takes to go once the break-glass steps are suspended and the spoke is
+// unreachable: the hub-side steps that wait (WaitForTermination) give up
+// after their timeout one after the other (the Usages chain them), their
+// HelmReleases are uninstalled without the spoke once the kubeconfig is gone
+// (helm-controller v1.6.4 skips the uninstall on NotFound); remote Orphan
+// steps do not call the spoke.
+func UnreachableTeardownBound() (time.Duration, error) {
+	var total time.Duration
+	for _, s := range BootstrapSteps() {
+		if s.Remote || s.DeletionPolicy == deletionOrphan {
+			continue
+		}
+		d, err := time.ParseDuration(s.Timeout)
+		if err != nil {
+			return 0, fmt.Errorf("step %s timeout %q: %w", s.Part, s.Timeout, err)
+		}
+		total += d
+	}
+	return total, nil
 }
 
 // BootstrapHold is one hold among the bootstrap objects: the object

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
@@ -416,5 +417,37 @@ func TestCrossplaneSupportsMixedScopeUsages(t *testing.T) {
 	}
 	if mixed != 2 {
 		t.Errorf("%d namespaced Usages hold cluster-scoped objects; the check above covers node group and Flux access only", mixed)
+	}
+}
+
+// The bound after break-glass: with every step's finalizer modelled
+// (kustomize-controller: remote pruning steps are suspended, Orphan ones
+// skip, hub-side WaitForTermination ones wait their timeout), the
+// teardown's critical path through the Usage chain is the sum of the
+// hub-side waits.
+func TestUnreachableTeardownBound(t *testing.T) {
+	got, err := UnreachableTeardownBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := mustBootstrap(t, "pay", awsObserved("pay"))
+	var path time.Duration
+	for _, s := range BootstrapSteps() {
+		o := out[StepKeyPrefix+s.Part]
+		_, remote := field(o, "spec", "kubeConfig").(Object)
+		if remote || str(o, "spec", "deletionPolicy") == deletionOrphan {
+			continue // suspended by break-glass, or Orphan: no wait
+		}
+		d, err := time.ParseDuration(str(o, "spec", "timeout"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path += d
+	}
+	if got != path || got == 0 {
+		t.Errorf("bound %s, composed hub-side waits sum to %s", got, path)
+	}
+	if got > 90*time.Minute {
+		t.Errorf("bound %s exceeds workload-clusters' 90m teardown timeout", got)
 	}
 }
