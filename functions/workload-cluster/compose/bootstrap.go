@@ -22,7 +22,6 @@ import (
 const (
 	BootstrapNamespace = "flux-system" // the hub's Flux namespace
 	KustomizationAPI   = "kustomize.toolkit.fluxcd.io/v1"
-	UsageAPI           = "protection.crossplane.io/v1beta1"
 	// KubeconfigKey is the composition-resource-name of the ConfigMap.
 	KubeconfigKey = "kubeconfig"
 	// StepKeyPrefix starts every bootstrap Kustomization's
@@ -31,7 +30,7 @@ const (
 	// Composition-resource-names of objects this file reads back.
 	vpcKey          = "vpc"
 	clusterKey      = "cluster"
-	cantSeeKeyHint  = "fleet cluster add"
+	addCommand      = "fleet cluster add"
 	deletionOrphan  = "Orphan"
 	deletionWaitFor = "WaitForTermination"
 )
@@ -360,7 +359,7 @@ func bootstrapUsages(spoke string) map[string]composedUsage {
 	}
 	out := map[string]composedUsage{}
 	for _, h := range BootstrapHolds() {
-		out["usage-"+h.Name] = composedUsage{h.OfKey, h.ByKey, Object{"apiVersion": UsageAPI, "kind": "Usage",
+		out["usage-"+h.Name] = composedUsage{h.OfKey, h.ByKey, Object{"apiVersion": protectionV1, "kind": "Usage",
 			"metadata": Object{"name": spoke + "-uses-" + h.Name, "namespace": BootstrapNamespace},
 			"spec":     Object{"replayDeletion": true, "of": ref(h.OfKey, true), "by": ref(h.ByKey, false)}}}
 	}
@@ -390,7 +389,7 @@ func deployKeyNotice(spoke string, obs map[string]Object) (n Notice, seen bool) 
 		Warn:   true,
 		Reason: "DeployKeyMissing",
 		Message: fmt.Sprintf("spoke %s: gitops-workloads/clusters/%s/flux-system holds no SealedSecret %s/%s, so bootstrap stops at %s-%s; "+
-			"run `%s %s` (or `fleet seal`) and merge", spoke, spoke, deploykey.SecretNamespace, deploykey.SecretName, spoke, DeployKeyPart, cantSeeKeyHint, spoke),
+			"run `%s %s` (or `fleet seal`) and merge", spoke, spoke, deploykey.SecretNamespace, deploykey.SecretName, spoke, DeployKeyPart, addCommand, spoke),
 	}, true
 }
 
