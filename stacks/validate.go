@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
@@ -108,6 +109,7 @@ func Validate(c Config) []error {
 		}
 		v.add(LogRetentionDaysKey, strconv.Itoa(c.LogRetentionDays), "a CloudWatch Logs retention: one of "+strings.Join(days, ", "))
 	}
+	v.functionRegistry(c.FunctionRegistry)
 	return v.errs
 }
 
@@ -353,3 +355,14 @@ func (v *validator) tags(t map[string]string) {
 
 // cgnat is the shared address space EKS accepts for VPCs besides RFC 1918.
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// functionRegistry: an OCI repository with an explicit registry host and
+// no tag or digest (the Function manifest appends
+// /function-workload-cluster:<version>).
+func (v *validator) functionRegistry(r string) {
+	last := r[strings.LastIndex(r, "/")+1:]
+	_, err := name.NewRepository(r+"/"+versions.WorkloadClusterFunctionPackage, name.StrictValidation)
+	if err != nil || r == "" || strings.ContainsAny(r, "@ ") || strings.Contains(r, "://") || strings.Contains(last, ":") && strings.Contains(r, "/") {
+		v.add(FunctionRegistryKey, r, "an OCI repository with a registry host, lowercase, without tag or digest, e.g. "+versions.FunctionRegistry+" (where the release workflow publishes)")
+	}
+}

@@ -128,6 +128,10 @@ func TestFactsPlanted(t *testing.T) {
 			[]factEdit{{"gitops-system/spoke-tools/crossplane-packages/providers.yaml", "provider-aws-sqs:v2.5.0", "provider-aws-sqs:v2.4.0"}}, "v2.4.0"},
 		{"function tag differs", "package-versions",
 			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-auto-ready:v0.6.0", "function-auto-ready:v0.5.0"}}, "v0.5.0"},
+		{"own function tag differs from Go", "package-versions",
+			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-workload-cluster:" + versions.WorkloadClusterFunction, "function-workload-cluster:v0.0.9"}}, "v0.0.9"},
+		{"own function registry hard-coded", "package-versions",
+			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "${FUNCTION_REGISTRY}/function-workload-cluster", "ghcr.io/gitops-fleet/eks-fleet/function-workload-cluster"}}, clusterinfo.FunctionRegistry},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -552,12 +556,17 @@ func checkChartVersions(t *testing.T, tree string) []string {
 
 var factPackageRef = regexp.MustCompile(`^xpkg\.crossplane\.io/crossplane-contrib/([a-z0-9-]+):(v[0-9.]+)$`)
 
+// ownFunctionRef is this project's function as the hub installs it: from
+// the registry cluster-info names, at versions.WorkloadClusterFunction.
+var ownFunctionRef = "${" + clusterinfo.FunctionRegistry + "}/" + versions.WorkloadClusterFunctionPackage + ":" + versions.WorkloadClusterFunction
+
 // checkPackageVersions: every Crossplane Provider is a provider-upjet-aws
 // family member at versions.ProviderAWS, every Function is
-// patch-and-transform or auto-ready at its pinned release.
+// patch-and-transform or auto-ready at its pinned release, or this
+// project's function at versions.WorkloadClusterFunction (exactly one).
 func checkPackageVersions(t *testing.T, tree string) []string {
 	var problems []string
-	n := 0
+	n, own := 0, 0
 	for _, d := range factReadDocs(t, tree, "gitops-system") {
 		isProvider, isFunction := factIsKind(d, "pkg.crossplane.io", "Provider"), factIsKind(d, "pkg.crossplane.io", "Function")
 		if !isProvider && !isFunction {
@@ -565,6 +574,13 @@ func checkPackageVersions(t *testing.T, tree string) []string {
 		}
 		n++
 		pkg := factStr(d.obj, "spec", "package")
+		if isFunction && strings.Contains(pkg, versions.WorkloadClusterFunctionPackage) {
+			own++
+			if pkg != ownFunctionRef {
+				problems = append(problems, fmt.Sprintf("%s: Function package %q, want %q (cluster-info %s, internal/versions.WorkloadClusterFunction)", d.file, pkg, ownFunctionRef, clusterinfo.FunctionRegistry))
+			}
+			continue
+		}
 		m := factPackageRef.FindStringSubmatch(pkg)
 		if m == nil {
 			problems = append(problems, fmt.Sprintf("%s: %s package %q is not xpkg.crossplane.io/crossplane-contrib/NAME:vX.Y.Z", d.file, d.obj["kind"], pkg))
@@ -588,6 +604,9 @@ func checkPackageVersions(t *testing.T, tree string) []string {
 	}
 	if n == 0 {
 		problems = append(problems, "no Crossplane Provider or Function in gitops-system")
+	}
+	if own != 1 {
+		problems = append(problems, fmt.Sprintf("%d Functions install %s, want exactly one on the hub", own, versions.WorkloadClusterFunctionPackage))
 	}
 	return problems
 }

@@ -76,7 +76,8 @@ func bootstrapObjects(t *testing.T, spoke string) map[string]compose.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, _, err := compose.Bootstrap(compose.Params{Input: in, Spoke: spoke, Spec: workloadcluster.Spec{Region: "eu-west-1"}, Observed: obs})
+	out, _, err := compose.Bootstrap(compose.Params{Input: in, Spoke: spoke, Spec: workloadcluster.Spec{Region: "eu-west-1"}},
+		compose.BootstrapIn{SystemPath: in.GitOpsSystemPath, Observed: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package compose
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -22,15 +21,19 @@ import (
 const (
 	BootstrapNamespace = "flux-system" // the hub's Flux namespace
 	KustomizationAPI   = "kustomize.toolkit.fluxcd.io/v1"
+	UsageAPI           = protectionV1
 	// KubeconfigKey is the composition-resource-name of the ConfigMap.
 	KubeconfigKey = "kubeconfig"
 	// StepKeyPrefix starts every bootstrap Kustomization's
 	// composition-resource-name: bootstrap-<part>.
 	StepKeyPrefix = "bootstrap-"
-	// Composition-resource-names of objects this file reads back.
-	vpcKey          = "vpc"
-	clusterKey      = "cluster"
-	addCommand      = "fleet cluster add"
+	// Composition-resource-names of objects this file reads back (k9c's).
+	vpcKey     = "vpc"
+	clusterKey = "cluster"
+	// Metadata-name suffixes of cluster-scoped objects the bootstrap holds.
+	nodeGroupPart   = "nodes"
+	fluxAccessPart  = "flux"
+	cantSeeKeyHint  = "fleet cluster add"
 	deletionOrphan  = "Orphan"
 	deletionWaitFor = "WaitForTermination"
 )
@@ -121,6 +124,36 @@ func BreakGlassParts() []string {
 	return out
 }
 
+// UnreachableTeardownBound is how long the rest of a spoke's bootstrap
+// takes to go once the break-glass steps are suspended and the spoke is
+// unreachable: the hub-side steps that wait (WaitForTermination) give up
+// after their timeout one after the other (the Usages chain them), their
+// HelmReleases are uninstalled without the spoke once the kubeconfig is gone
+// (helm-controller v1.6.4 skips the uninstall on NotFound); remote Orphan
+// steps do not call the spoke.
+func UnreachableTeardownBound() (time.Duration, error) {
+	var total time.Duration
+	for _, s := range BootstrapSteps() {
+		if s.Remote || s.DeletionPolicy == deletionOrphan {
+			continue
+		}
+		d, err := time.ParseDuration(s.Timeout)
+		if err != nil {
+			return 0, fmt.Errorf("step %s timeout %q: %w", s.Part, s.Timeout, err)
+		}
+		total += d
+	}
+	return total, nil
+}
+
+// BootstrapIn is what the bootstrap reads besides Params.
+type BootstrapIn struct {
+	// SystemPath is GITOPS_SYSTEM_PATH (the function input gitopsSystemPath).
+	SystemPath string
+	// Observed composed resources by composition-resource-name.
+	Observed map[string]Object
+}
+
 // Notice is an XR condition the bootstrap reports; the adapter sets it,
 // and one that needs the operator (Warn) is also a warning result (an event
 // on the XR and the claim).
@@ -135,47 +168,21 @@ type Notice struct {
 // step is observed.
 const DeployKeyCondition = "DeployKeyReady"
 
-// BootstrapPart composes the kubeconfig, the bootstrap Kustomizations and
-// the Usages among them into c (the holds of the node group and the Flux
-// access by the first step are Holds, composed by Usages). Until AWS
-// reports the VPC ID, the cluster ARN and the OIDC issuer it composes
-// nothing new (the Composition's Required policy) and says so in Pending;
+// Bootstrap composes the kubeconfig, the bootstrap Kustomizations and the
+// Usages among them. Until AWS reports the VPC ID, the cluster ARN and the
+// OIDC issuer it composes nothing new (the Composition's Required policy);
 // objects already observed keep their last values.
-func BootstrapPart(p Params, c *Composed) error {
-	objs, notes, pending, err := Bootstrap(p)
-	if err != nil {
-		return err
-	}
-	for _, k := range sortedKeys(objs) {
-		if err := c.add(k, objs[k]); err != nil {
-			return err
-		}
-	}
-	c.Notices = append(c.Notices, notes...)
-	if pending != "" {
-		c.Pending = append(c.Pending, pending)
-	}
-	return nil
-}
-
-// Bootstrap is BootstrapPart's result: the objects by
-// composition-resource-name, the XR conditions, and why the bootstrap is
-// withheld ("" once it is composed).
-func Bootstrap(p Params) (map[string]Object, []Notice, string, error) {
+func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 	if p.Spoke == "" || p.Input.HubName == "" {
-		return nil, nil, "", fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
+		return nil, nil, fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
 	}
-	if p.Input.GitOpsSystemPath == "" {
-		return nil, nil, "", fmt.Errorf("function input gitopsSystemPath is empty (Flux substitutes ${%s} from cluster-info)", clusterinfo.SystemPath)
+	if in.SystemPath == "" {
+		return nil, nil, fmt.Errorf("function input gitopsSystemPath is empty (Flux substitutes ${%s} from cluster-info)", clusterinfo.SystemPath)
 	}
 	name := func(part string) string { return p.Spoke + "-" + part }
-	vars, ok := bootstrapVars(p)
+	vars, ok := bootstrapVars(p, in.Observed)
 	out := map[string]Object{}
-	keep := func(key string) bool { _, seen := p.Observed[key]; return ok || seen }
-	pending := ""
-	if !ok {
-		pending = "spoke bootstrap waits for AWS to report the VPC ID, the cluster ARN and the OIDC issuer"
-	}
+	keep := func(key string) bool { _, seen := in.Observed[key]; return ok || seen }
 
 	if keep(KubeconfigKey) {
 		out[KubeconfigKey] = Object{"apiVersion": "v1", "kind": "ConfigMap",
@@ -198,9 +205,9 @@ func Bootstrap(p Params) (map[string]Object, []Notice, string, error) {
 			},
 		}
 		if s.Path != "" {
-			spec["path"] = "./" + p.Input.GitOpsSystemPath + "/" + s.Path
+			spec["path"] = "./" + in.SystemPath + "/" + s.Path
 		} else {
-			spec["path"] = "./" + p.Input.GitOpsSystemPath + "/../gitops-workloads/clusters/" + p.Spoke + "/flux-system"
+			spec["path"] = "./" + in.SystemPath + "/../gitops-workloads/clusters/" + p.Spoke + "/flux-system"
 		}
 		if s.Remote {
 			spec["kubeConfig"] = Object{"configMapRef": Object{"name": name(KubeconfigKey)}}
@@ -209,44 +216,23 @@ func Bootstrap(p Params) (map[string]Object, []Notice, string, error) {
 			spec["dependsOn"] = []any{Object{"name": name(steps[i-1].Part)}}
 		}
 		if len(s.HealthChecks) > 0 {
-			spec["healthChecks"] = objectsToAny(s.HealthChecks)
+			spec["healthChecks"] = toAny(s.HealthChecks)
 		}
 		if len(s.HealthCheckExprs) > 0 {
-			spec["healthCheckExprs"] = objectsToAny(s.HealthCheckExprs)
+			spec["healthCheckExprs"] = toAny(s.HealthCheckExprs)
 		}
 		out[key] = Object{"apiVersion": KustomizationAPI, "kind": "Kustomization",
 			"metadata": Object{"name": name(s.Part), "namespace": BootstrapNamespace},
 			"spec":     spec}
 	}
-	for k, u := range bootstrapUsages(p.Spoke) {
-		_, of := out[u.ofKey]
-		_, by := out[u.byKey]
-		if of && by {
-			out[k] = u.obj
-		}
+	for k, u := range bootstrapUsages(p.Spoke, steps) {
+		out[k] = u
 	}
 	var notes []Notice
-	if n, seen := deployKeyNotice(p.Spoke, p.Observed); seen {
+	if n, seen := deployKeyNotice(p.Spoke, in.Observed); seen {
 		notes = append(notes, n)
 	}
-	return out, notes, pending, nil
-}
-
-func sortedKeys(m map[string]Object) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func objectsToAny(in []Object) []any {
-	out := make([]any, len(in))
-	for i, o := range in {
-		out[i] = o
-	}
-	return out
+	return out, notes, nil
 }
 
 type bootVars struct {
@@ -257,11 +243,15 @@ type bootVars struct {
 // bootstrapVars are the postBuild.substitute values (internal/spokeinfo).
 // ok is false while AWS has not reported the VPC, the cluster ARN or the
 // issuer; observed objects then keep what they were composed with.
-func bootstrapVars(p Params) (bootVars, bool) {
-	obs := p.Observed
-	vpcID, _ := atProvider(obs[vpcKey], "id").(string)
-	arn, _ := atProvider(obs[clusterKey], "arn").(string)
-	issuer := p.oidcIssuer()
+func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
+	vpcID := str(obs[vpcKey], "status", "atProvider", "id")
+	arn := str(obs[clusterKey], "status", "atProvider", "arn")
+	issuer := ""
+	if ids, _ := field(obs[clusterKey], "status", "atProvider", "identity").([]any); len(ids) > 0 {
+		if oidc, _ := field(ids[0], "oidc").([]any); len(oidc) > 0 {
+			issuer = strings.TrimPrefix(str(oidc[0], "issuer"), "https://")
+		}
+	}
 	// Fallback: what the first step was composed with (values never change
 	// once AWS has reported them).
 	prev, _ := field(obs[StepKeyPrefix+BootstrapSteps()[0].Part], "spec", "postBuild", "substitute").(map[string]any)
@@ -292,76 +282,66 @@ func bootstrapVars(p Params) (bootVars, bool) {
 	return bootVars{clusterARN: arn, substitute: sub}, vpcID != "" && issuer != "" && arn != ""
 }
 
-// UnreachableTeardownBound is how long the rest of a spoke's bootstrap
-// takes to go once the break-glass steps are suspended and the spoke is
-// unreachable: the hub-side steps that wait (WaitForTermination) give up
-// after their timeout one after the other (the Usages chain them), their
-// HelmReleases are uninstalled without the spoke once the kubeconfig is gone
-// (helm-controller v1.6.4 skips the uninstall on NotFound); remote Orphan
-// steps do not call the spoke.
-func UnreachableTeardownBound() (time.Duration, error) {
-	var total time.Duration
-	for _, s := range BootstrapSteps() {
-		if s.Remote || s.DeletionPolicy == deletionOrphan {
-			continue
-		}
-		d, err := time.ParseDuration(s.Timeout)
-		if err != nil {
-			return 0, fmt.Errorf("step %s timeout %q: %w", s.Part, s.Timeout, err)
-		}
-		total += d
-	}
-	return total, nil
+// Usage names one hold: Of may not be deleted while By exists.
+type Usage struct {
+	Key, Name string
+	Of, By    Ref
 }
 
-// BootstrapHold is one hold among the bootstrap objects: the object
-// composed under OfKey may not be deleted while the one under ByKey exists.
-// Name follows usage- in the Usage's composition-resource-name and
-// <spoke>-uses- in its name.
-type BootstrapHold struct {
-	Name, OfKey, ByKey string
+// Ref is a held or holding object.
+type Ref struct {
+	APIVersion, Kind, Name string
+	// ClusterScoped objects are named with namespace "" from a namespaced
+	// Usage (Crossplane v2.2.1 finder.go derefs an unset namespace to the
+	// Usage's own).
+	ClusterScoped bool
 }
 
-// BootstrapHolds returns the holds among the bootstrap objects: each step
-// is held by the next (teardown runs the chain in reverse, workloads
-// first) and the kubeconfig by the first step. The node group and the Flux
-// access, held by the first step too, are in Holds (usages.go).
-func BootstrapHolds() []BootstrapHold {
+// BootstrapUsages returns the holds among the bootstrap objects and on what
+// they need: each step is held by the next (teardown runs the chain in
+// reverse, workloads first), the kubeconfig, the node group and the hub's
+// Flux access to the spoke by the first step.
+func BootstrapUsages(spoke string) []Usage {
 	steps := BootstrapSteps()
-	var out []BootstrapHold
+	ks := func(part string) Ref {
+		return Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: spoke + "-" + part}
+	}
+	var out []Usage
 	for i := 0; i+1 < len(steps); i++ {
 		of, by := steps[i].Part, steps[i+1].Part
-		out = append(out, BootstrapHold{of + "-by-" + by, StepKeyPrefix + of, StepKeyPrefix + by})
+		out = append(out, Usage{Key: "usage-" + of + "-by-" + by, Name: spoke + "-uses-" + of + "-by-" + by, Of: ks(of), By: ks(by)})
 	}
 	first := steps[0].Part
-	return append(out, BootstrapHold{KubeconfigKey + "-by-" + first, KubeconfigKey, StepKeyPrefix + first})
-}
-
-type composedUsage struct {
-	ofKey, byKey string
-	obj          Object
-}
-
-// bootstrapUsages are namespaced Usages: both ends live in the hub's
-// flux-system namespace, next to the Usage.
-func bootstrapUsages(spoke string) map[string]composedUsage {
-	ref := func(key string, ns bool) Object {
-		r := Object{"name": spoke + "-" + strings.TrimPrefix(key, StepKeyPrefix)}
-		if ns {
-			// Explicit, as for every namespaced Usage's of (usages.go);
-			// Crossplane defaults it to the Usage's namespace anyway.
-			r["namespace"] = BootstrapNamespace
-		}
-		if key == KubeconfigKey {
-			return Object{"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": r}
-		}
-		return Object{"apiVersion": KustomizationAPI, "kind": "Kustomization", "resourceRef": r}
+	for _, h := range []struct {
+		part string
+		of   Ref
+	}{
+		{KubeconfigKey, Ref{APIVersion: "v1", Kind: "ConfigMap", Name: spoke + "-" + KubeconfigKey}},
+		{nodeGroupPart, Ref{APIVersion: "eks.aws.upbound.io/v1beta1", Kind: "NodeGroup", Name: spoke + "-" + nodeGroupPart, ClusterScoped: true}},
+		{"flux-access", Ref{APIVersion: "eks.aws.upbound.io/v1beta1", Kind: "AccessPolicyAssociation", Name: spoke + "-" + fluxAccessPart, ClusterScoped: true}},
+	} {
+		out = append(out, Usage{Key: "usage-" + h.part + "-by-" + first, Name: spoke + "-uses-" + h.part + "-by-" + first, Of: h.of, By: ks(first)})
 	}
-	out := map[string]composedUsage{}
-	for _, h := range BootstrapHolds() {
-		out["usage-"+h.Name] = composedUsage{h.OfKey, h.ByKey, Object{"apiVersion": protectionV1, "kind": "Usage",
-			"metadata": Object{"name": spoke + "-uses-" + h.Name, "namespace": BootstrapNamespace},
-			"spec":     Object{"replayDeletion": true, "of": ref(h.OfKey, true), "by": ref(h.ByKey, false)}}}
+	return out
+}
+
+func bootstrapUsages(spoke string, _ []Step) map[string]Object {
+	out := map[string]Object{}
+	for _, u := range BootstrapUsages(spoke) {
+		// Explicit, as for every namespaced Usage's of (usages.go): "" for a
+		// cluster-scoped object, else the Usage's own namespace (the default
+		// Crossplane would use anyway).
+		of := Object{"name": u.Of.Name, "namespace": BootstrapNamespace}
+		if u.Of.ClusterScoped {
+			of["namespace"] = ""
+		}
+		out[u.Key] = Object{"apiVersion": UsageAPI, "kind": "Usage",
+			"metadata": Object{"name": u.Name, "namespace": BootstrapNamespace},
+			"spec": Object{
+				"replayDeletion": true,
+				"of":             Object{"apiVersion": u.Of.APIVersion, "kind": u.Of.Kind, "resourceRef": of},
+				"by":             Object{"apiVersion": u.By.APIVersion, "kind": u.By.Kind, "resourceRef": Object{"name": u.By.Name}},
+			}}
 	}
 	return out
 }
@@ -389,7 +369,7 @@ func deployKeyNotice(spoke string, obs map[string]Object) (n Notice, seen bool) 
 		Warn:   true,
 		Reason: "DeployKeyMissing",
 		Message: fmt.Sprintf("spoke %s: gitops-workloads/clusters/%s/flux-system holds no SealedSecret %s/%s, so bootstrap stops at %s-%s; "+
-			"run `%s %s` (or `fleet seal`) and merge", spoke, spoke, deploykey.SecretNamespace, deploykey.SecretName, spoke, DeployKeyPart, addCommand, spoke),
+			"run `%s %s` (or `fleet seal`) and merge", spoke, spoke, deploykey.SecretNamespace, deploykey.SecretName, spoke, DeployKeyPart, cantSeeKeyHint, spoke),
 	}, true
 }
 
@@ -404,18 +384,17 @@ func ConditionTrue(o any, typ string) bool {
 	return false
 }
 
-// Ready is a composed resource's readiness from what is observed: a
-// ConfigMap has no conditions and is ready once it exists; everything else
-// (managed resources, Kustomizations, Usages) when its Ready condition is
-// True. Nothing unobserved is ready.
-func Ready(o Object) bool {
+// BootstrapReady is the readiness of a bootstrap object from what is
+// observed: a ConfigMap has no conditions and is ready once it exists;
+// everything else when its Ready condition is True.
+func BootstrapReady(o Object) bool {
 	if o == nil {
 		return false
 	}
-	if o["kind"] == "ConfigMap" && o["apiVersion"] == "v1" {
+	if o["kind"] == "ConfigMap" {
 		return true
 	}
-	return IsReady(o)
+	return ConditionTrue(o, "Ready")
 }
 
 func field(o any, path ...string) any {

@@ -10,13 +10,15 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
-func bootParams(t *testing.T, spoke string) Params {
-	t.Helper()
-	p := testParams(t)
-	p.Spoke = spoke
-	return p
+func bootParams(spoke string) Params {
+	return Params{
+		Input: Input{HubName: "mgmt", AccountID: "111122223333", Partition: "aws", HubRegion: "eu-west-1"},
+		Spoke: spoke,
+		Spec:  workloadcluster.Spec{Region: "eu-west-1"},
+	}
 }
 
 // awsObserved is what AWS reports once the VPC and the cluster exist.
@@ -32,53 +34,23 @@ func awsObserved(spoke string) map[string]Object {
 
 func mustBootstrap(t *testing.T, spoke string, obs map[string]Object) (map[string]Object, []Notice) {
 	t.Helper()
-	p := bootParams(t, spoke)
-	p.Observed = obs
-	out, notes, _, err := Bootstrap(p)
+	out, notes, err := Bootstrap(bootParams(spoke), BootstrapIn{SystemPath: "manifests/gitops-system", Observed: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out, notes
 }
 
-// composeAll runs the whole function to convergence with every object
-// observed Ready and AWS's ids reported.
-func composeAll(t *testing.T, spoke string) Composed {
-	t.Helper()
-	p := bootParams(t, spoke)
-	var c Composed
-	for i := 0; i < 8; i++ {
-		var err error
-		if c, err = Compose(p); err != nil {
-			t.Fatal(err)
-		}
-		obs := observeAll(c)
-		for k, o := range awsObserved(spoke) {
-			if obs[k] != nil {
-				obs[k]["status"].(Object)["atProvider"] = o["status"].(map[string]any)["atProvider"]
-			}
-		}
-		if i > 0 && len(obs) == len(p.Observed) {
-			return c
-		}
-		p.Observed = obs
-	}
-	t.Fatal("composition did not converge")
-	return c
-}
-
 func TestBootstrapWaitsForAWS(t *testing.T) {
-	p := bootParams(t, "pay")
-	before, _, pending, err := Bootstrap(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(before) != 0 || pending == "" {
-		t.Errorf("composed %d objects (pending %q) before AWS reported the VPC, cluster ARN and issuer", len(before), pending)
+	before, _ := mustBootstrap(t, "pay", nil)
+	for k := range before {
+		if !strings.HasPrefix(k, "usage-") {
+			t.Errorf("%s composed before AWS reported the VPC, cluster ARN and issuer", k)
+		}
 	}
 	after, _ := mustBootstrap(t, "pay", awsObserved("pay"))
-	if len(after) != 1+len(BootstrapSteps())+len(BootstrapHolds()) {
-		t.Fatalf("composed %d objects, want kubeconfig + %d steps + %d usages", len(after), len(BootstrapSteps()), len(BootstrapHolds()))
+	if len(after) != 1+len(BootstrapSteps())+len(BootstrapUsages("pay")) {
+		t.Fatalf("composed %d objects, want kubeconfig + %d steps + %d usages", len(after), len(BootstrapSteps()), len(BootstrapUsages("pay")))
 	}
 	sub := field(after["bootstrap-sync"], "spec", "postBuild", "substitute").(Object)
 	for _, n := range spokeinfo.BootstrapNames() {
@@ -166,7 +138,14 @@ func teardown(objs map[string]Object) (map[string]int, error) {
 // workloads first, each step before the one it depends on, the first step
 // before the kubeconfig, the node group and the Flux access.
 func teardownFindings(objs map[string]Object, spoke string) []string {
-	round, err := teardown(objs)
+	// The holds on k9c's objects need them present to be held.
+	all := map[string]Object{}
+	for k, o := range objs {
+		all[k] = o
+	}
+	all["node-group"] = Object{"kind": "NodeGroup", "metadata": Object{"name": spoke + "-nodes"}}
+	all["flux-access"] = Object{"kind": "AccessPolicyAssociation", "metadata": Object{"name": spoke + "-flux"}}
+	round, err := teardown(all)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -178,13 +157,7 @@ func teardownFindings(objs map[string]Object, spoke string) []string {
 			out = append(out, fmt.Sprintf("%s is not deleted before %s", steps[i].Part, steps[i-1].Part))
 		}
 	}
-	kindName := func(key string) string { return str(objs[key], "kind") + "/" + str(objs[key], "metadata", "name") }
-	for _, key := range []string{KubeconfigKey, "node-group", "access-policy-flux", "access-entry-flux", "cluster", "vpc"} {
-		held := kindName(key)
-		if objs[key] == nil {
-			out = append(out, key+" not composed")
-			continue
-		}
+	for _, held := range []string{"ConfigMap/" + spoke + "-kubeconfig", "NodeGroup/" + spoke + "-nodes", "AccessPolicyAssociation/" + spoke + "-flux"} {
 		if round[held] <= round[ks(steps[0].Part)] {
 			out = append(out, fmt.Sprintf("%s may go before %s", held, steps[0].Part))
 		}
@@ -192,21 +165,22 @@ func teardownFindings(objs map[string]Object, spoke string) []string {
 	return out
 }
 
-// The whole function: teardown runs the bootstrap in reverse, and the
-// kubeconfig, the Flux access, the node group, the cluster and the network
-// outlive the first step.
 func TestTeardownOrder(t *testing.T) {
-	out := composeAll(t, "pay").Objects
+	out, _ := mustBootstrap(t, "pay", awsObserved("pay"))
 	if f := teardownFindings(out, "pay"); len(f) > 0 {
 		t.Fatalf("teardown order: %v", f)
 	}
-	// Planted: remove each Usage the order rests on, in turn; the order
-	// must break every time.
-	keys := []string{"usage-nodes-by-eso-controller", "usage-flux-access-by-eso-controller"}
-	for _, h := range BootstrapHolds() {
-		keys = append(keys, "usage-"+h.Name)
+	// Planted: remove each Usage in turn; the order must break every time.
+	var keys []string
+	for k := range out {
+		if strings.HasPrefix(k, "usage-") {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
+	if len(keys) != len(BootstrapSteps())-1+3 {
+		t.Fatalf("%d usages, want %d", len(keys), len(BootstrapSteps())+2)
+	}
 	for _, k := range keys {
 		planted := map[string]Object{}
 		for kk, o := range out {
@@ -226,7 +200,7 @@ func TestTeardownOrder(t *testing.T) {
 // Deref(of.namespace, usage namespace)); a ClusterUsage between
 // cluster-scoped objects. A ClusterUsage cannot name a namespaced user.
 func TestUsagesSupported(t *testing.T) {
-	out := composeAll(t, "pay").Objects
+	out, _ := mustBootstrap(t, "pay", awsObserved("pay"))
 	namespaced := map[string]bool{"Kustomization": true, "ConfigMap": true}
 	check := func(u Object) error {
 		if str(u, "kind") != "Usage" || str(u, "metadata", "namespace") != BootstrapNamespace {
@@ -245,10 +219,8 @@ func TestUsagesSupported(t *testing.T) {
 		}
 		return nil
 	}
-	var n int
 	for k, o := range out {
-		if str(o, "kind") == "Usage" {
-			n++
+		if strings.HasPrefix(k, "usage-") {
 			if err := check(o); err != nil {
 				t.Error(err)
 			}
@@ -257,13 +229,10 @@ func TestUsagesSupported(t *testing.T) {
 			}
 		}
 	}
-	if n != len(BootstrapHolds())+2 {
-		t.Errorf("%d namespaced Usages, want %d bootstrap holds + node group + Flux access", n, len(BootstrapHolds()))
-	}
 	// Planted: a cluster-scoped of without the explicit empty namespace.
-	u := Object{"kind": "Usage", "metadata": Object{"name": "x", "namespace": BootstrapNamespace}, "spec": Object{
-		"of": Object{"kind": "NodeGroup", "resourceRef": Object{"name": "pay-nodes"}},
-		"by": Object{"kind": "Kustomization", "resourceRef": Object{"name": "pay-eso-controller"}}}}
+	bad := BootstrapUsages("pay")
+	u := bootstrapUsages("pay", nil)[bad[len(bad)-1].Key]
+	delete(u["spec"].(Object)["of"].(Object)["resourceRef"].(Object), "namespace")
 	if check(u) == nil {
 		t.Error("planted cluster-scoped of without namespace: not caught")
 	}
@@ -366,31 +335,30 @@ func TestBreakGlassParts(t *testing.T) {
 	}
 }
 
-func TestReady(t *testing.T) {
+func TestBootstrapReady(t *testing.T) {
 	for _, tc := range []struct {
 		o    Object
 		want bool
 	}{
 		{nil, false},
-		{Object{"apiVersion": "v1", "kind": "ConfigMap"}, true},
+		{Object{"kind": "ConfigMap"}, true},
 		{Object{"kind": "Kustomization"}, false},
 		{Object{"kind": "Kustomization", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}, true},
 		{Object{"kind": "Usage", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}}, false},
 	} {
-		if got := Ready(tc.o); got != tc.want {
+		if got := BootstrapReady(tc.o); got != tc.want {
 			t.Errorf("%v: ready %v, want %v", tc.o, got, tc.want)
 		}
 	}
 }
 
 func TestBootstrapRefusesMissingInput(t *testing.T) {
-	p := bootParams(t, "pay")
-	p.Input.GitOpsSystemPath = ""
-	if _, err := Compose(p); err == nil || !strings.Contains(err.Error(), "gitopsSystemPath") {
+	if _, _, err := Bootstrap(bootParams("pay"), BootstrapIn{}); err == nil || !strings.Contains(err.Error(), "gitopsSystemPath") {
 		t.Errorf("err %v, want it to name gitopsSystemPath", err)
 	}
-	if _, _, _, err := Bootstrap(p); err == nil || !strings.Contains(err.Error(), "gitopsSystemPath") {
-		t.Errorf("err %v, want it to name gitopsSystemPath", err)
+	p := bootParams("")
+	if _, _, err := Bootstrap(p, BootstrapIn{SystemPath: "x"}); err == nil {
+		t.Error("no spoke: want an error")
 	}
 }
 
@@ -407,11 +375,11 @@ var mixedScopeChecked = []string{"2.2.1"}
 func TestCrossplaneSupportsMixedScopeUsages(t *testing.T) {
 	if !slices.Contains(mixedScopeChecked, versions.Crossplane) {
 		t.Errorf("Crossplane %s: the namespaced Usages holding %s-NodeGroup and the Flux AccessPolicyAssociation were checked only for %v; "+
-			"re-read the Usage finder/reconciler (crossplane#7640) and extend mixedScopeChecked", versions.Crossplane, "pay", mixedScopeChecked)
+			"re-read the Usage finder/reconciler (crossplane#7640) and extend mixedScopeChecked", versions.Crossplane, nodeGroupPart, mixedScopeChecked)
 	}
 	var mixed int
-	for _, o := range composeAll(t, "pay").Objects {
-		if str(o, "kind") == "Usage" && field(o, "spec", "of", "resourceRef", "namespace") == "" {
+	for _, u := range BootstrapUsages("pay") {
+		if u.Of.ClusterScoped {
 			mixed++
 		}
 	}

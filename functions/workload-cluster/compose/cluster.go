@@ -163,7 +163,7 @@ func checkSpec(s workloadcluster.Spec) error {
 	return nil
 }
 
-func toAny(s []string) []any {
+func toAny[T any](s []T) []any {
 	out := make([]any, len(s))
 	for i, v := range s {
 		out[i] = v

@@ -28,7 +28,8 @@ type Input struct {
 	SealingKMSKeyARN string   `json:"sealingKmsKeyArn"`
 	HubEgressCIDRs   []string `json:"hubEgressCidrs"`
 	LogRetentionDays int      `json:"logRetentionDays"`
-	// GitOpsSystemPath starts the bootstrap Kustomizations' paths.
+	// GitOpsSystemPath is GITOPS_SYSTEM_PATH: the bootstrap
+	// Kustomizations' paths start with it.
 	GitOpsSystemPath string `json:"gitopsSystemPath"`
 }
 

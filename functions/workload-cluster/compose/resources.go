@@ -3,6 +3,7 @@ package compose
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
@@ -34,7 +35,8 @@ type Composed struct {
 	// Status is written to the XR's status (what Crossplane observed of the
 	// composed resources: cluster ARN, OIDC issuer, VPC id).
 	Status map[string]any
-	// Notices are XR conditions (and warnings) for the operator.
+	// Notices are XR conditions (and, when they need the operator,
+	// warnings) the bootstrap reports.
 	Notices []Notice
 }
 
@@ -59,7 +61,7 @@ func Parts() []Part {
 		networkPart,
 		IAM,
 		ClusterPart,
-		BootstrapPart,
+		bootstrapPart,
 		Usages,
 	}
 }
@@ -78,6 +80,49 @@ func Compose(p Params) (Composed, error) {
 		}
 	}
 	return c, nil
+}
+
+// bootstrapPart composes the hub-side spoke bootstrap (Bootstrap) and
+// records its notices. Its holds follow Usages' rule: a hold Holds lists is
+// left to Usages, and any other is composed only when both its ends are
+// (a Usage whose user does not exist yet would hold nothing).
+func bootstrapPart(p Params, c *Composed) error {
+	objs, notices, err := Bootstrap(p, BootstrapIn{SystemPath: p.Input.GitOpsSystemPath, Observed: p.Observed})
+	if err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	for _, h := range Holds() {
+		listed["usage-"+h.Name] = true
+	}
+	composed := func(ref any) bool {
+		kind, _ := field(ref, "kind").(string)
+		name := str(ref, "resourceRef", "name")
+		for _, set := range []map[string]Object{objs, c.Objects} {
+			for _, o := range set {
+				if o["kind"] == kind && str(o, "metadata", "name") == name {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, k := range slices.Sorted(maps.Keys(objs)) {
+		o := objs[k]
+		if o["apiVersion"] == UsageAPI && (listed[k] || !composed(field(o, "spec", "of")) || !composed(field(o, "spec", "by"))) {
+			continue
+		}
+		if err := c.add(k, o); err != nil {
+			return err
+		}
+	}
+	c.Notices = append(c.Notices, notices...)
+	if _, ok := objs[KubeconfigKey]; !ok {
+		// Bootstrap withholds everything until AWS reports the VPC ID, the
+		// cluster ARN and the OIDC issuer; the XR is not ready meanwhile.
+		c.Pending = append(c.Pending, "spoke bootstrap waits for AWS to report the VPC ID, the cluster ARN and the OIDC issuer")
+	}
+	return nil
 }
 
 func networkPart(p Params, c *Composed) error {

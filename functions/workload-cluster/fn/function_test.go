@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fnjson"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
@@ -25,7 +26,7 @@ func xr(spoke, vpc string, azs int, nat string) string {
 "metadata":{"name":"%s-x7k2q","labels":{%q:%q}},
 "spec":{"region":"eu-west-1","kubernetesVersion":"1.35","vpcCidr":%q,"availabilityZones":%d,"natMode":%q,
 "nodes":{"instanceTypes":["m7i.large"],"min":2,"desired":2,"max":4},"tags":{"team":"payments"}}}`,
-		spoke, ClaimNameLabel, spoke, vpc, azs, nat)
+		spoke, fnjson.ClaimNameLabel, spoke, vpc, azs, nat)
 }
 
 func newRequest(t *testing.T, xrJSON string, hub string, observed map[string]string) *fnv1.RunFunctionRequest {
@@ -198,7 +199,7 @@ func TestReadiness(t *testing.T) {
 
 // Planted errors: a bad XR or input stops with a fatal result naming the field.
 func TestFatal(t *testing.T) {
-	noLabel := strings.Replace(xr("pay", "10.20.0.0/16", 2, "single"), ClaimNameLabel, "other", 1)
+	noLabel := strings.Replace(xr("pay", "10.20.0.0/16", 2, "single"), fnjson.ClaimNameLabel, "other", 1)
 	for _, tc := range []struct {
 		name, xr, hub, want string
 	}{
@@ -206,7 +207,7 @@ func TestFatal(t *testing.T) {
 		{"too small", xr("pay", "10.20.0.0/19", 2, "single"), testHub, "spec.vpcCidr"},
 		{"azs", xr("pay", "10.20.0.0/16", 4, "single"), testHub, "spec.availabilityZones"},
 		{"nat", xr("pay", "10.20.0.0/16", 2, "both"), testHub, "spec.natMode"},
-		{"no claim", noLabel, testHub, ClaimNameLabel},
+		{"no claim", noLabel, testHub, fnjson.ClaimNameLabel},
 		{"no hub", xr("pay", "10.20.0.0/16", 2, "single"), "", "hubName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
