@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
@@ -72,12 +71,8 @@ func bootstrapObjects(t *testing.T, spoke string) map[string]compose.Object {
 		"cluster": {"status": map[string]any{"atProvider": map[string]any{"arn": "arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-" + spoke,
 			"identity": []any{map[string]any{"oidc": []any{map[string]any{"issuer": "https://oidc.example/id/1"}}}}}}},
 	}
-	in, err := compose.InputFrom(clusterinfo.Example())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := compose.Bootstrap(compose.Params{Input: in, Spoke: spoke, Spec: workloadcluster.Spec{Region: "eu-west-1"}},
-		compose.BootstrapIn{SystemPath: in.GitOpsSystemPath, Observed: obs})
+	out, _, err := compose.Bootstrap(compose.Params{Input: compose.Input{HubName: "mgmt", AccountID: "111122223333", Partition: "aws"}, Spoke: spoke,
+		Spec: workloadcluster.Spec{Region: "eu-west-1"}}, compose.BootstrapIn{SystemPath: "manifests/gitops-system", Observed: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

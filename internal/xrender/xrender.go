@@ -176,17 +176,40 @@ func (r Renderer) Render(ctx context.Context, claim *unstructured.Unstructured, 
 // when the tree applies it, else as the file holds it. It returns the
 // composite resource first, then the composed resources.
 func RenderClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
-	claim, err := readClaim(claimPath)
+	return Renderer{}.RenderClaim(ctx, tree, claimPath, info)
+}
+
+// RenderClaim is RenderClaim with r's function targets.
+func (r Renderer) RenderClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
+	claim, defs, failures, err := loadClaim(ctx, tree, claimPath, info)
 	if err != nil {
 		return nil, err
+	}
+	res, err := r.Render(ctx, claim, defs, info)
+	if err != nil {
+		if len(failures) > 0 {
+			return nil, fmt.Errorf("%w (the tree did not fully build: %s: %v)", err, failures[0].Kustomization, failures[0].Err)
+		}
+		return nil, err
+	}
+	return res.Objects(), nil
+}
+
+// loadClaim builds the tree as the hub's Flux does and returns the claim
+// (as the tree applies it, else as the file holds it), every object the
+// tree builds into and the Kustomizations that failed to build.
+func loadClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string]) (*unstructured.Unstructured, []*unstructured.Unstructured, []kbuild.Failure, error) {
+	claim, err := readClaim(claimPath)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	work, err := os.MkdirTemp("", "xrender-*")
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer os.RemoveAll(work)
 	if _, err := kbuild.CopyTree(tree, work, info.SystemPath); err != nil {
-		return nil, fmt.Errorf("copy %s: %w", tree, err)
+		return nil, nil, nil, fmt.Errorf("copy %s: %w", tree, err)
 	}
 	w := kbuild.NewWalker(work, info.GitURL)
 	SeedHub(w, info)
@@ -200,14 +223,7 @@ func RenderClaim(ctx context.Context, tree string, claimPath string, info cluste
 			claim = o
 		}
 	}
-	res, err := Render(ctx, claim, defs, info)
-	if err != nil {
-		if len(w.Failures) > 0 {
-			return nil, fmt.Errorf("%w (the tree did not fully build: %s: %v)", err, w.Failures[0].Kustomization, w.Failures[0].Err)
-		}
-		return nil, err
-	}
-	return res.Objects(), nil
+	return claim, defs, w.Failures, nil
 }
 
 // RootKustomization is the hub's root Kustomization as the Pulumi program
