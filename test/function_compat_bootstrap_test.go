@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/deploykey"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
@@ -144,6 +145,14 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 					subOld[spokeinfo.AppRolePrefix] = want
 					_ = unstructured.SetNestedMap(os, subOld, "postBuild", "substitute")
 				}
+				// A namespaced Usage's of without a namespace is in the
+				// Usage's namespace (crossplane v2.2.1 finder.go Deref);
+				// the function writes it explicitly.
+				if o.GetKind() == "Usage" {
+					if _, set, _ := unstructured.NestedFieldNoCopy(os, "of", "resourceRef", "namespace"); !set {
+						_ = unstructured.SetNestedField(os, o.GetNamespace(), "of", "resourceRef", "namespace")
+					}
+				}
 				for _, f := range bootstrapFixed[key] {
 					delete(os, f)
 					delete(ns, f)
@@ -155,6 +164,29 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 						}
 					}
 				}
+			}
+			// The fixed defect itself: the Composition's deploy-key step
+			// (wait: true, no healthChecks) checks nothing when the folder is
+			// empty; the function's names the key's Secret on the spoke.
+			dk := compose.StepKeyPrefix + compose.DeployKeyPart
+			if w, _, _ := unstructured.NestedBool(old[dk].Object, "spec", "wait"); !w {
+				t.Errorf("Composition %s: wait false; the B1 comparison is stale", dk)
+			}
+			if _, has, _ := unstructured.NestedSlice(old[dk].Object, "spec", "healthChecks"); has {
+				t.Errorf("Composition %s has healthChecks; the B1 comparison is stale", dk)
+			}
+			dkNew := roundTrip(t, got[dk])
+			nw, _, _ := unstructured.NestedBool(dkNew, "spec", "wait")
+			hc, _, _ := unstructured.NestedSlice(dkNew, "spec", "healthChecks")
+			secret := false
+			for _, h := range hc {
+				m, _ := h.(map[string]any)
+				if m["kind"] == "Secret" && m["name"] == deploykey.SecretName && m["namespace"] == deploykey.SecretNamespace {
+					secret = true
+				}
+			}
+			if nw || !secret {
+				t.Errorf("function %s: wait %v, checks Secret %s/%s %v: an empty deploy-key folder would pass", dk, nw, deploykey.SecretNamespace, deploykey.SecretName, secret)
 			}
 			t.Logf("%s: %d bootstrap objects compared (kubeconfig, %d steps, usages); fixed: %v", tc.name, len(old), len(compose.BootstrapSteps()), bootstrapFixed)
 		})

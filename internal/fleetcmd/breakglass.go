@@ -42,9 +42,15 @@ func (a *app) clusterBreakGlass(name string) error {
 	}
 	fmt.Fprintf(a.stdout, "# Break glass for spoke %s: only when its API is unreachable and its deletion is stuck.\n", name)
 	fmt.Fprintf(a.stdout, "# Suspended, these Kustomizations skip pruning on the spoke and drop their finalizer.\n")
+	bound, err := compose.UnreachableTeardownBound()
+	if err != nil {
+		return err
+	}
 	for _, cmd := range BreakGlassCommands(name) {
 		fmt.Fprintln(a.stdout, cmd)
 	}
+	fmt.Fprintf(a.stdout, "# Then the hub-side bootstrap steps give up within %s (their timeouts) and Crossplane deletes\n", bound)
+	fmt.Fprintf(a.stdout, "# the node group, cluster and network. Check the apps' AWS resources afterwards.\n")
 	return nil
 }
 

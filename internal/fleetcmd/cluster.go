@@ -586,7 +586,8 @@ func (a *app) clusterRemoveCmd() *cobra.Command {
 folder in the workloads tree, and lists the AWS resources Crossplane will delete
 after the merge (from the rendered Composition when the renderer is available).
 Teardown is ordered by the Composition: the spoke's workloads and bootstrap objects
-first, then the node group and cluster, then the network.`,
+first, then the node group and cluster, then the network. If the spoke's API cannot be
+reached, the deletion waits at <spoke>-workloads: see fleet cluster break-glass.`,
 		Example: `  fleet cluster remove payments --dry-run
   fleet cluster remove payments`,
 		Args: exactArgs("NAME"),

@@ -31,7 +31,7 @@ func testParams(t *testing.T) Params {
 }
 
 // observeAll marks every composed object Ready, as the providers would,
-// and gives the cluster its OIDC issuer.
+// and gives the cluster its OIDC issuer and the VPC its id.
 func observeAll(c Composed) map[string]Object {
 	obs := map[string]Object{}
 	for k, o := range c.Objects {
@@ -39,6 +39,9 @@ func observeAll(c Composed) map[string]Object {
 		if k == "cluster" {
 			st["atProvider"] = Object{"arn": "arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-pay",
 				"identity": []any{Object{"oidc": []any{Object{"issuer": "https://" + testIssuer}}}}}
+		}
+		if k == "vpc" {
+			st["atProvider"] = Object{"id": "vpc-0abc"}
 		}
 		obs[k] = Object{"apiVersion": o["apiVersion"], "kind": o["kind"], "metadata": o["metadata"], "status": st}
 	}

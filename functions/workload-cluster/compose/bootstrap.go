@@ -3,6 +3,7 @@ package compose
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/deploykey"
@@ -20,7 +21,7 @@ import (
 const (
 	BootstrapNamespace = "flux-system" // the hub's Flux namespace
 	KustomizationAPI   = "kustomize.toolkit.fluxcd.io/v1"
-	UsageAPI           = "protection.crossplane.io/v1beta1"
+	UsageAPI           = protectionV1
 	// KubeconfigKey is the composition-resource-name of the ConfigMap.
 	KubeconfigKey = "kubeconfig"
 	// StepKeyPrefix starts every bootstrap Kustomization's
@@ -121,6 +122,28 @@ func BreakGlassParts() []string {
 		}
 	}
 	return out
+}
+
+// UnreachableTeardownBound is how long the rest of a spoke's bootstrap
+// takes to go once the break-glass steps are suspended and the spoke is
+// unreachable: the hub-side steps that wait (WaitForTermination) give up
+// after their timeout one after the other (the Usages chain them), their
+// HelmReleases are uninstalled without the spoke once the kubeconfig is gone
+// (helm-controller v1.6.4 skips the uninstall on NotFound); remote Orphan
+// steps do not call the spoke.
+func UnreachableTeardownBound() (time.Duration, error) {
+	var total time.Duration
+	for _, s := range BootstrapSteps() {
+		if s.Remote || s.DeletionPolicy == deletionOrphan {
+			continue
+		}
+		d, err := time.ParseDuration(s.Timeout)
+		if err != nil {
+			return 0, fmt.Errorf("step %s timeout %q: %w", s.Part, s.Timeout, err)
+		}
+		total += d
+	}
+	return total, nil
 }
 
 // BootstrapIn is what the bootstrap reads besides Params.
@@ -305,7 +328,10 @@ func BootstrapUsages(spoke string) []Usage {
 func bootstrapUsages(spoke string, _ []Step) map[string]Object {
 	out := map[string]Object{}
 	for _, u := range BootstrapUsages(spoke) {
-		of := Object{"name": u.Of.Name}
+		// Explicit, as for every namespaced Usage's of (usages.go): "" for a
+		// cluster-scoped object, else the Usage's own namespace (the default
+		// Crossplane would use anyway).
+		of := Object{"name": u.Of.Name, "namespace": BootstrapNamespace}
 		if u.Of.ClusterScoped {
 			of["namespace"] = ""
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
@@ -209,11 +210,12 @@ func TestUsagesSupported(t *testing.T) {
 			return fmt.Errorf("%s: user %s is cluster-scoped", str(u, "metadata", "name"), str(u, "spec", "by", "kind"))
 		}
 		ns, set := field(u, "spec", "of", "resourceRef").(Object)["namespace"]
-		if namespaced[str(u, "spec", "of", "kind")] != !set {
-			return fmt.Errorf("%s: of %s namespace %v set=%v", str(u, "metadata", "name"), str(u, "spec", "of", "kind"), ns, set)
+		want := ""
+		if namespaced[str(u, "spec", "of", "kind")] {
+			want = BootstrapNamespace
 		}
-		if set && ns != "" {
-			return fmt.Errorf("%s: cluster-scoped of with namespace %v", str(u, "metadata", "name"), ns)
+		if !set || ns != want {
+			return fmt.Errorf("%s: of %s namespace %v (set %v), want %q", str(u, "metadata", "name"), str(u, "spec", "of", "kind"), ns, set, want)
 		}
 		return nil
 	}
@@ -383,5 +385,37 @@ func TestCrossplaneSupportsMixedScopeUsages(t *testing.T) {
 	}
 	if mixed != 2 {
 		t.Errorf("%d namespaced Usages hold cluster-scoped objects; the check above covers node group and Flux access only", mixed)
+	}
+}
+
+// The bound after break-glass: with every step's finalizer modelled
+// (kustomize-controller: remote pruning steps are suspended, Orphan ones
+// skip, hub-side WaitForTermination ones wait their timeout), the
+// teardown's critical path through the Usage chain is the sum of the
+// hub-side waits.
+func TestUnreachableTeardownBound(t *testing.T) {
+	got, err := UnreachableTeardownBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := mustBootstrap(t, "pay", awsObserved("pay"))
+	var path time.Duration
+	for _, s := range BootstrapSteps() {
+		o := out[StepKeyPrefix+s.Part]
+		_, remote := field(o, "spec", "kubeConfig").(Object)
+		if remote || str(o, "spec", "deletionPolicy") == deletionOrphan {
+			continue // suspended by break-glass, or Orphan: no wait
+		}
+		d, err := time.ParseDuration(str(o, "spec", "timeout"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path += d
+	}
+	if got != path || got == 0 {
+		t.Errorf("bound %s, composed hub-side waits sum to %s", got, path)
+	}
+	if got > 90*time.Minute {
+		t.Errorf("bound %s exceeds workload-clusters' 90m teardown timeout", got)
 	}
 }

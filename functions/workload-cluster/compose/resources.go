@@ -117,6 +117,11 @@ func bootstrapPart(p Params, c *Composed) error {
 		}
 	}
 	c.Notices = append(c.Notices, notices...)
+	if _, ok := objs[KubeconfigKey]; !ok {
+		// Bootstrap withholds everything until AWS reports the VPC ID, the
+		// cluster ARN and the OIDC issuer; the XR is not ready meanwhile.
+		c.Pending = append(c.Pending, "spoke bootstrap waits for AWS to report the VPC ID, the cluster ARN and the OIDC issuer")
+	}
 	return nil
 }
 
