@@ -429,7 +429,7 @@ func (a *app) clusterUpgradeCmd() *cobra.Command {
 version at a time and never down, so V must be the next minor version and allowed by
 the policy.
 
-After the merge, the Composition patches spec.kubernetesVersion into both the EKS
+After the merge, the composition function sets spec.kubernetesVersion on both the EKS
 Cluster and the managed NodeGroup. The control plane upgrades first: EKS refuses a
 node group version newer than its control plane, so the NodeGroup's update fails
 and Crossplane retries it until the control plane reports the new version; then
