@@ -10,6 +10,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/gitops-fleet/eks-fleet/components/managementcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
 	"github.com/gitops-fleet/eks-fleet/internal/mocks"
 	"github.com/gitops-fleet/eks-fleet/stacks"
@@ -350,6 +351,30 @@ func TestPreview(t *testing.T) {
 	}
 	if _, ok := bndUp.Inputs["policy"]; !ok {
 		t.Error("boundary policy missing on up")
+	}
+}
+
+// TestFunctionRegistry: the functionRegistry setting reaches cluster-info
+// (the hub's Function object pulls <registry>/function-workload-cluster),
+// and a bad one creates nothing.
+func TestFunctionRegistry(t *testing.T) {
+	m, err := runMocks(t, mgmtWith(t, map[string]string{"eks-fleet:functionRegistry": "registry.example.com:5000/platform"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := m.ByType("kubernetes:core/v1:ConfigMap")
+	if len(cms) != 1 {
+		t.Fatalf("%d ConfigMaps", len(cms))
+	}
+	if got := cms[0].Inputs["data"].ObjectValue()[clusterinfo.FunctionRegistry].StringValue(); got != "registry.example.com:5000/platform" {
+		t.Errorf("cluster-info %s = %q", clusterinfo.FunctionRegistry, got)
+	}
+	m, err = runMocks(t, mgmtWith(t, map[string]string{"eks-fleet:functionRegistry": "ghcr.io/org/eks-fleet:v1"}), nil)
+	if err == nil || !strings.Contains(err.Error(), "eks-fleet:functionRegistry") {
+		t.Fatalf("tagged registry: err %v, want one naming eks-fleet:functionRegistry", err)
+	}
+	if n := len(m.SortedTypes()); n != 0 {
+		t.Errorf("bad functionRegistry still registered %d resource types", n)
 	}
 }
 

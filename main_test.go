@@ -352,6 +352,7 @@ func checkClusterInfo(t *testing.T, m *mocks.Mocks, c stacks.Config) {
 		clusterinfo.AccountID:         mocks.AccountID,
 		clusterinfo.SpokeBoundaryARN:  "arn:aws:iam::" + mocks.AccountID + ":policy/" + hubiam.BoundaryPolicyName(c.HubName),
 		clusterinfo.CrossplaneRoleARN: "arn:aws:iam::" + mocks.AccountID + ":role/" + hubiam.CrossplaneRoleName(c.HubName),
+		clusterinfo.FunctionRegistry:  c.FunctionRegistry,
 	}
 	for k, want := range checks {
 		if got := data[resource.PropertyKey(k)].StringValue(); got != want {

@@ -43,6 +43,7 @@ const (
 	TagsKey                   = "tags"
 	FluxConcurrencyKey        = "fluxConcurrency"
 	LogRetentionDaysKey       = "logRetentionDays"
+	FunctionRegistryKey       = "functionRegistry"
 	defaultHubName            = "mgmt"
 	defaultVPCCIDR            = "10.0.0.0/16"
 	defaultAvailabilityZones  = 3
@@ -74,6 +75,7 @@ func Keys() []string {
 		SealingSecretNameKey, SealingRecoveryWindowKey, SealingKeyIDsKey, TagsKey,
 		FluxConcurrencyKey,
 		LogRetentionDaysKey,
+		FunctionRegistryKey,
 	}
 }
 
@@ -101,6 +103,11 @@ type Config struct {
 	// (/aws/eks/<cluster>/cluster) of the hub and, through cluster-info, of
 	// every spoke.
 	LogRetentionDays int
+	// FunctionRegistry is the OCI repository the hub's Crossplane pulls
+	// the workload-cluster composition function from
+	// (<registry>/function-workload-cluster:<version>), carried to the
+	// Function manifest through cluster-info FUNCTION_REGISTRY.
+	FunctionRegistry string
 }
 
 // Git is where the hub's Flux reads the system tree.
@@ -142,6 +149,7 @@ func Defaults() Config {
 
 		FluxConcurrency:  DefaultFluxConcurrency,
 		LogRetentionDays: defaultLogRetentionDays,
+		FunctionRegistry: versions.FunctionRegistry,
 	}
 }
 

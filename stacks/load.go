@@ -90,6 +90,7 @@ func FromValues(raw Values) (Config, []error) {
 	list(SealingKeyIDsKey, &c.Sealing.KeyIDs, `["key-1"]`)
 	num(FluxConcurrencyKey, &c.FluxConcurrency, fmt.Sprintf("%d to %d", MinFluxConcurrency, MaxFluxConcurrency))
 	num(LogRetentionDaysKey, &c.LogRetentionDays, "days of CloudWatch Logs retention, e.g. 90")
+	str(FunctionRegistryKey, &c.FunctionRegistry)
 	if s, ok := raw[FullKey(TagsKey)]; ok {
 		var t map[string]string
 		if err := json.Unmarshal([]byte(s), &t); err != nil {

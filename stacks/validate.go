@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
@@ -75,7 +76,7 @@ func ProgramTagKeys() []string { return []string{HubTagKey, StackTagKey, NameTag
 func MaxUserTags() int { return MaxTags - len(ProgramTagKeys()) }
 
 // LogRetentionDays are the retention values CloudWatch Logs accepts.
-var LogRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+var LogRetentionDays = workloadcluster.LogRetentionDays
 
 // Validate checks every setting and returns one error per problem, each an
 // *Error naming the field, the bad value and what is allowed. An empty
@@ -108,6 +109,7 @@ func Validate(c Config) []error {
 		}
 		v.add(LogRetentionDaysKey, strconv.Itoa(c.LogRetentionDays), "a CloudWatch Logs retention: one of "+strings.Join(days, ", "))
 	}
+	v.functionRegistry(c.FunctionRegistry)
 	return v.errs
 }
 
@@ -380,3 +382,14 @@ func (v *validator) tags(t map[string]string) {
 
 // cgnat is the shared address space EKS accepts for VPCs besides RFC 1918.
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// functionRegistry: an OCI repository with an explicit registry host and
+// no tag or digest (the Function manifest appends
+// /function-workload-cluster:<version>).
+func (v *validator) functionRegistry(r string) {
+	last := r[strings.LastIndex(r, "/")+1:]
+	_, err := name.NewRepository(r+"/"+versions.WorkloadClusterFunctionPackage, name.StrictValidation)
+	if err != nil || r == "" || strings.ContainsAny(r, "@ ") || strings.Contains(r, "://") || strings.Contains(last, ":") && strings.Contains(r, "/") {
+		v.add(FunctionRegistryKey, r, "an OCI repository with a registry host, lowercase, without tag or digest, e.g. "+versions.FunctionRegistry+" (where the release workflow publishes)")
+	}
+}

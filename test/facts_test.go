@@ -16,7 +16,9 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/appinfra"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
@@ -47,6 +49,7 @@ var factChecks = []factCheck{
 	{"chart-versions", checkChartVersions},
 	{"package-versions", checkPackageVersions},
 	{"teardown-timeouts", checkTeardownTimeouts},
+	{"function-input", checkFunctionInput},
 }
 
 // TestFacts runs every facts check on the repository's tree.
@@ -84,10 +87,10 @@ type factEdit struct{ file, old, new string }
 // tree and asserts the check reports it.
 func TestFactsPlanted(t *testing.T) {
 	const (
-		spokeInfo   = "gitops-system/spoke-bootstrap/flux/spoke-info.yaml"
-		composition = "gitops-system/platform-apis/workload-cluster/composition.yaml"
-		definition  = "gitops-system/platform-apis/workload-cluster/definition.yaml"
+		spokeInfo  = "gitops-system/spoke-bootstrap/flux/spoke-info.yaml"
+		definition = "gitops-system/platform-apis/workload-cluster/definition.yaml"
 	)
+	const wcComposition = "gitops-system/platform-apis/workload-cluster/composition.yaml"
 	cases := []struct {
 		name  string
 		check string
@@ -100,10 +103,6 @@ func TestFactsPlanted(t *testing.T) {
 			[]factEdit{{spokeInfo, "  SPOKE_VPC_ID: ${quote}${SPOKE_VPC_ID}${quote}\n", ""}}, "SPOKE_VPC_ID"},
 		{"spoke-info value unquoted", "spoke-info-keys",
 			[]factEdit{{spokeInfo, "ACCOUNT_ID: ${quote}${ACCOUNT_ID}${quote}", `ACCOUNT_ID: "${ACCOUNT_ID}"`}}, "ACCOUNT_ID"},
-		{"bootstrap variable not substituted", "bootstrap-substitute",
-			[]factEdit{{composition, "toFieldPath: spec.postBuild.substitute.SPOKE_VPC_ID", "toFieldPath: spec.postBuild.substitute.SPOKE_VPC"}}, "SPOKE_VPC_ID"},
-		{"bootstrap step without quote", "bootstrap-substitute",
-			[]factEdit{{composition, "                  substitute:\n                    quote: '\"'\n", "                  substitute: {}\n"}}, "quote"},
 		{"spoke tool uses an unknown variable", "variables",
 			[]factEdit{{"gitops-system/spoke-tools/crossplane/namespace.yaml", "name: crossplane-system", "name: crossplane-system\n  labels:\n    owner: ${OWNER}"}}, "${OWNER}"},
 		{"hub uses a spoke variable", "variables",
@@ -128,6 +127,20 @@ func TestFactsPlanted(t *testing.T) {
 			[]factEdit{{"gitops-system/spoke-tools/crossplane-packages/providers.yaml", "provider-aws-sqs:v2.5.0", "provider-aws-sqs:v2.4.0"}}, "v2.4.0"},
 		{"function tag differs", "package-versions",
 			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-auto-ready:v0.6.0", "function-auto-ready:v0.5.0"}}, "v0.5.0"},
+		{"function input reads another variable", "function-input",
+			[]factEdit{{wcComposition, "hubName: ${quote}${HUB_CLUSTER_NAME}${quote}", "hubName: ${quote}${HUB_VPC_CIDR}${quote}"}}, "HUB_VPC_CIDR"},
+		{"function input field missing", "function-input",
+			[]factEdit{{wcComposition, "        gitopsSystemPath: ${quote}${GITOPS_SYSTEM_PATH}${quote}\n", ""}}, "gitopsSystemPath"},
+		{"function input string unquoted", "function-input",
+			[]factEdit{{wcComposition, "accountId: ${quote}${ACCOUNT_ID}${quote}", "accountId: ${ACCOUNT_ID}"}}, "accountId"},
+		{"a second step after the function", "function-input",
+			[]factEdit{{wcComposition, "    - step: workload-cluster\n", "    - step: auto-ready\n      functionRef:\n        name: function-auto-ready\n    - step: workload-cluster\n"}}, "one step"},
+		{"managementPolicies back in the tree", "function-input",
+			[]factEdit{{"gitops-system/spoke-tools/crossplane-packages/providers.yaml", "spec:\n", "spec:\n  managementPolicies: []\n"}}, "managementPolicies"},
+		{"own function tag differs from Go", "package-versions",
+			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-workload-cluster:" + versions.WorkloadClusterFunction, "function-workload-cluster:v0.0.9"}}, "v0.0.9"},
+		{"own function registry hard-coded", "package-versions",
+			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "${FUNCTION_REGISTRY}/function-workload-cluster", "ghcr.io/gitops-fleet/eks-fleet/function-workload-cluster"}}, clusterinfo.FunctionRegistry},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,6 +159,102 @@ func TestFactsPlanted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBootstrapSubstitutePlanted plants errors into the function's rendered
+// bootstrap Kustomizations: the bootstrap-substitute check must report a
+// variable missing and quote missing (the values come from Go, so the plant
+// is in the rendered objects, not the tree).
+func TestBootstrapSubstitutePlanted(t *testing.T) {
+	objs, err := renderExampleClaim("../manifests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := bootstrapSubstituteProblems(objs); len(p) > 0 {
+		t.Fatalf("repository tree: %q", p)
+	}
+	for _, c := range []struct{ name, drop, want string }{
+		{"bootstrap variable not substituted", spokeinfo.VPCID, spokeinfo.VPCID},
+		{"bootstrap step without quote", spokeinfo.Quote, spokeinfo.Quote},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			planted := make([]*unstructured.Unstructured, len(objs))
+			done := false
+			for i, o := range objs {
+				planted[i] = o
+				if !done && o.GetKind() == "Kustomization" {
+					planted[i] = o.DeepCopy()
+					unstructured.RemoveNestedField(planted[i].Object, "spec", "postBuild", "substitute", c.drop)
+					done = true
+				}
+			}
+			problems := bootstrapSubstituteProblems(planted)
+			if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, c.want) }) {
+				t.Errorf("check did not report %q; problems: %q", c.want, problems)
+			}
+		})
+	}
+}
+
+// checkFunctionInput: the WorkloadCluster Composition is one step calling
+// function-workload-cluster, whose input is exactly compose.InputVariables:
+// each field the ${VAR} Flux substitutes from cluster-info, strings written
+// quote-VAR-quote (so an account ID stays a string). Nothing in the tree
+// pauses a composed resource with managementPolicies (the function composes
+// only what is in use).
+func checkFunctionInput(t *testing.T, tree string) []string {
+	var problems []string
+	// Fields whose value is a YAML value, not a string.
+	values := map[string]bool{"hubEgressCidrs": true, "logRetentionDays": true}
+	n := 0
+	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
+		if !factIsKind(d, "apiextensions.crossplane.io", "Composition") || factStr(d.obj, "spec", "compositeTypeRef", "kind") != "XWorkloadCluster" {
+			continue
+		}
+		n++
+		pipeline, _ := factField(d.obj, "spec", "pipeline").([]any)
+		if len(pipeline) != 1 || factStr(pipeline[0], "functionRef", "name") != versions.WorkloadClusterFunctionPackage {
+			problems = append(problems, fmt.Sprintf("%s: want one step calling %s, got %d steps", d.file, versions.WorkloadClusterFunctionPackage, len(pipeline)))
+			continue
+		}
+		input, _ := factField(pipeline[0], "input").(map[string]any)
+		vars := compose.InputVariables()
+		for k, v := range input {
+			if k == "apiVersion" || k == "kind" {
+				continue
+			}
+			want, ok := vars[k]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("%s: function input %s is no field of compose.Input", d.file, k))
+				continue
+			}
+			w := "${" + want + "}"
+			if !values[k] {
+				w = "${" + spokeinfo.Quote + "}" + w + "${" + spokeinfo.Quote + "}"
+			}
+			if s, _ := v.(string); s != w {
+				problems = append(problems, fmt.Sprintf("%s: function input %s = %v, want %s (cluster-info %s)", d.file, k, v, w, want))
+			}
+		}
+		for k, want := range vars {
+			if _, ok := input[k]; !ok {
+				problems = append(problems, fmt.Sprintf("%s: function input lacks %s (cluster-info %s)", d.file, k, want))
+			}
+		}
+	}
+	if n != 1 {
+		problems = append(problems, fmt.Sprintf("%d XWorkloadCluster Compositions in platform-apis, want 1", n))
+	}
+	err := factWalkYAML(tree, "gitops-system", func(rel string, b []byte) error {
+		if bytes.Contains(factComment.ReplaceAll(b, nil), []byte("managementPolicies")) {
+			problems = append(problems, fmt.Sprintf("%s: managementPolicies: the function composes only what is in use", rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return problems
 }
 
 // mutateRepo copies the repository's manifests/ to a temporary directory
@@ -303,56 +412,39 @@ func checkSpokeInfoKeys(t *testing.T, tree string) []string {
 	return problems
 }
 
-// checkBootstrapSubstitute: every Flux Kustomization the WorkloadCluster
-// Composition composes substitutes exactly spokeinfo.BootstrapNames(), with
-// quote a double quote.
+// checkBootstrapSubstitute: every bootstrap Kustomization the function
+// composes for the example claim substitutes exactly the bootstrap
+// variables spoke-bootstrap uses (spokeinfo.BootstrapNames) and quote.
 func checkBootstrapSubstitute(t *testing.T, tree string) []string {
+	objs, err := renderExampleClaim(tree)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return bootstrapSubstituteProblems(objs)
+}
+
+// bootstrapSubstituteProblems checks the composed bootstrap Kustomizations
+// among objs (see checkBootstrapSubstitute).
+func bootstrapSubstituteProblems(objs []*unstructured.Unstructured) []string {
 	var problems []string
-	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
-		if !factIsKind(d, "apiextensions.crossplane.io", "Composition") {
+	n := 0
+	for _, o := range objs {
+		if o.GetKind() != "Kustomization" || !strings.HasPrefix(o.GetAPIVersion(), "kustomize.toolkit.fluxcd.io/") {
 			continue
 		}
-		pipeline, _ := factField(d.obj, "spec", "pipeline").([]any)
-		for _, step := range pipeline {
-			input, _ := factField(step, "input").(map[string]any)
-			if input == nil {
-				continue
-			}
-			patchSets := map[string][]any{}
-			sets, _ := input["patchSets"].([]any)
-			for _, ps := range sets {
-				patchSets[factStr(ps, "name")], _ = factField(ps, "patches").([]any)
-			}
-			resources, _ := input["resources"].([]any)
-			for _, r := range resources {
-				base := factField(r, "base")
-				if !strings.HasPrefix(factStr(base, "apiVersion"), "kustomize.toolkit.fluxcd.io/") || factStr(base, "kind") != "Kustomization" {
-					continue
-				}
-				name := factStr(r, "name")
-				names := map[string]bool{}
-				subst, _ := factField(base, "spec", "postBuild", "substitute").(map[string]any)
-				for k := range subst {
-					names[k] = true
-				}
-				if q, ok := subst[spokeinfo.Quote]; !ok || q != spokeinfo.QuoteValue {
-					problems = append(problems, fmt.Sprintf("%s: Composition %s resource %s: postBuild.substitute.%s = %v, want %q", d.file, factStr(d.obj, "metadata", "name"), name, spokeinfo.Quote, q, spokeinfo.QuoteValue))
-				}
-				patches, _ := factField(r, "patches").([]any)
-				for _, p := range patches {
-					ps := []any{p}
-					if factStr(p, "type") == "PatchSet" {
-						ps = patchSets[factStr(p, "patchSetName")]
-					}
-					for _, q := range ps {
-						if v, ok := strings.CutPrefix(factStr(q, "toFieldPath"), "spec.postBuild.substitute."); ok {
-							names[v] = true
-						}
-					}
-				}
-				problems = append(problems, factDiffNames(fmt.Sprintf("%s: Composition %s resource %s postBuild.substitute", d.file, factStr(d.obj, "metadata", "name"), name), factSortedKeys(names), spokeinfo.BootstrapNames())...)
-			}
+		n++
+		subst, _, _ := unstructured.NestedMap(o.Object, "spec", "postBuild", "substitute")
+		if q, ok := subst[spokeinfo.Quote]; !ok || q != spokeinfo.QuoteValue {
+			problems = append(problems, fmt.Sprintf("composed Kustomization %s: postBuild.substitute.%s = %v, want %q", o.GetName(), spokeinfo.Quote, q, spokeinfo.QuoteValue))
 		}
+		names := map[string]bool{}
+		for k := range subst {
+			names[k] = true
+		}
+		problems = append(problems, factDiffNames(fmt.Sprintf("composed Kustomization %s postBuild.substitute", o.GetName()), factSortedKeys(names), spokeinfo.BootstrapNames())...)
+	}
+	if n == 0 {
+		problems = append(problems, "the function composes no bootstrap Kustomization for the example claim")
 	}
 	return problems
 }
@@ -552,12 +644,17 @@ func checkChartVersions(t *testing.T, tree string) []string {
 
 var factPackageRef = regexp.MustCompile(`^xpkg\.crossplane\.io/crossplane-contrib/([a-z0-9-]+):(v[0-9.]+)$`)
 
+// ownFunctionRef is this project's function as the hub installs it: from
+// the registry cluster-info names, at versions.WorkloadClusterFunction.
+var ownFunctionRef = "${" + clusterinfo.FunctionRegistry + "}/" + versions.WorkloadClusterFunctionPackage + ":" + versions.WorkloadClusterFunction
+
 // checkPackageVersions: every Crossplane Provider is a provider-upjet-aws
 // family member at versions.ProviderAWS, every Function is
-// patch-and-transform or auto-ready at its pinned release.
+// patch-and-transform or auto-ready at its pinned release, or this
+// project's function at versions.WorkloadClusterFunction (exactly one).
 func checkPackageVersions(t *testing.T, tree string) []string {
 	var problems []string
-	n := 0
+	n, own := 0, 0
 	for _, d := range factReadDocs(t, tree, "gitops-system") {
 		isProvider, isFunction := factIsKind(d, "pkg.crossplane.io", "Provider"), factIsKind(d, "pkg.crossplane.io", "Function")
 		if !isProvider && !isFunction {
@@ -565,6 +662,13 @@ func checkPackageVersions(t *testing.T, tree string) []string {
 		}
 		n++
 		pkg := factStr(d.obj, "spec", "package")
+		if isFunction && strings.Contains(pkg, versions.WorkloadClusterFunctionPackage) {
+			own++
+			if pkg != ownFunctionRef {
+				problems = append(problems, fmt.Sprintf("%s: Function package %q, want %q (cluster-info %s, internal/versions.WorkloadClusterFunction)", d.file, pkg, ownFunctionRef, clusterinfo.FunctionRegistry))
+			}
+			continue
+		}
 		m := factPackageRef.FindStringSubmatch(pkg)
 		if m == nil {
 			problems = append(problems, fmt.Sprintf("%s: %s package %q is not xpkg.crossplane.io/crossplane-contrib/NAME:vX.Y.Z", d.file, d.obj["kind"], pkg))
@@ -588,6 +692,9 @@ func checkPackageVersions(t *testing.T, tree string) []string {
 	}
 	if n == 0 {
 		problems = append(problems, "no Crossplane Provider or Function in gitops-system")
+	}
+	if own != 1 {
+		problems = append(problems, fmt.Sprintf("%d Functions install %s, want exactly one on the hub", own, versions.WorkloadClusterFunctionPackage))
 	}
 	return problems
 }

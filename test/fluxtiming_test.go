@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/stacks"
@@ -79,43 +80,25 @@ func readFluxTree(tree string) (*fluxTree, error) {
 	if ft.Root, err = time.ParseDuration(fluxbootstrap.KustomizationTimeout); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(tree, "gitops-system/platform-apis/workload-cluster/composition.yaml"))
+	// The composed steps are what the function composes for the example
+	// claim, named by composition-resource-name.
+	objs, err := renderExampleClaim(tree)
 	if err != nil {
 		return nil, err
 	}
-	var comp map[string]any
-	if err := yaml.Unmarshal(b, &comp); err != nil {
-		return nil, err
-	}
-	var walk func(v any) error
-	walk = func(v any) error {
-		switch x := v.(type) {
-		case map[string]any:
-			if base, ok := x["base"].(map[string]any); ok && base["kind"] == "Kustomization" && strings.HasPrefix(fmt.Sprint(base["apiVersion"]), "kustomize.toolkit.fluxcd.io/") {
-				spec, _ := base["spec"].(map[string]any)
-				s, err := parseKStep(fmt.Sprint(x["name"]), spec)
-				if err != nil {
-					return err
-				}
-				ft.Spoke = append(ft.Spoke, s)
-				return nil
-			}
-			for _, c := range x {
-				if err := walk(c); err != nil {
-					return err
-				}
-			}
-		case []any:
-			for _, c := range x {
-				if err := walk(c); err != nil {
-					return err
-				}
-			}
+	for _, o := range objs {
+		if o.GetKind() != "Kustomization" || !strings.HasPrefix(o.GetAPIVersion(), "kustomize.toolkit.fluxcd.io/") {
+			continue
 		}
-		return nil
+		spec, _, _ := unstructured.NestedMap(o.Object, "spec")
+		s, err := parseKStep(o.GetAnnotations()["crossplane.io/composition-resource-name"], spec)
+		if err != nil {
+			return nil, err
+		}
+		ft.Spoke = append(ft.Spoke, s)
 	}
-	if err := walk(comp); err != nil {
-		return nil, err
+	if len(ft.Spoke) == 0 {
+		return nil, fmt.Errorf("the function composes no Kustomization for %s", egressClaim)
 	}
 	sort.Slice(ft.Spoke, func(i, j int) bool { return ft.Spoke[i].Name < ft.Spoke[j].Name })
 	files, err := filepath.Glob(filepath.Join(tree, "gitops-system/clusters/mgmt/*.yaml"))
@@ -263,24 +246,14 @@ func TestFluxTimingPlanted(t *testing.T) {
 			}
 		})
 	}
-	// A composed step without a timeout is an error, not a silent 0.
-	dir := t.TempDir()
-	src := filepath.Join("..", "manifests")
-	for _, rel := range []string{"gitops-system/platform-apis/workload-cluster/composition.yaml"} {
-		b, err := os.ReadFile(filepath.Join(src, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = []byte(strings.Replace(string(b), "                timeout: 25m\n", "", 1))
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// A step without a timeout is an error, not a silent 0.
+	dir := mutateRepo(t, factEdit{"gitops-system/clusters/mgmt/workload-clusters.yaml", "\n  timeout: 90m\n", "\n"})
 	if _, err := readFluxTree(dir); err == nil || !strings.Contains(err.Error(), "spec.timeout") {
-		t.Fatalf("composition without the workloads step's timeout: err %v, want a spec.timeout error", err)
+		t.Fatalf("workload-clusters without a timeout: err %v, want a spec.timeout error", err)
+	}
+	// The composed steps are read from the function's output: a step
+	// without a timeout there fails the same way.
+	if _, err := parseKStep("bootstrap-workloads", map[string]any{"interval": "10m"}); err == nil || !strings.Contains(err.Error(), "spec.timeout") {
+		t.Fatalf("composed step without a timeout: err %v, want a spec.timeout error", err)
 	}
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/xrender"
 )
@@ -69,7 +68,7 @@ func TestFunctionNetworkMatchesComposition(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			objs, err := xrender.RenderClaim(ctx, "../manifests", path, info)
+			objs, err := xrender.RenderClaim(ctx, legacyTree(t), path, info)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +85,7 @@ func TestFunctionNetworkMatchesComposition(t *testing.T) {
 				}
 				old[o.GetAnnotations()["crossplane.io/composition-resource-name"]] = o
 			}
-			got, err := compose.Network(compose.Params{Hub: hubiam.Env{HubName: info.HubName}, Spoke: claim.Metadata.Name, Spec: claim.Spec})
+			got, err := compose.Network(compose.Params{Input: compose.Input{HubName: info.HubName}, Spoke: claim.Metadata.Name, Spec: claim.Spec})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,4 +172,24 @@ func checkPoliciesHeld(t *testing.T, objs []*unstructured.Unstructured) {
 	if n == 0 {
 		t.Error("no RolePolicy rendered: the check would see nothing")
 	}
+}
+
+// legacyComposition is the patch-and-transform Composition the function
+// replaced, frozen at the switch.
+const legacyComposition = "testdata/legacy/workload-cluster-composition.yaml"
+
+// legacyTree is a copy of the repository's tree with the WorkloadCluster
+// Composition replaced by legacyComposition (patch-and-transform then
+// runs as a subprocess, as it did).
+func legacyTree(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(legacyComposition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := mutateRepo(t)
+	if err := os.WriteFile(filepath.Join(tree, "gitops-system", "platform-apis", "workload-cluster", "composition.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tree
 }

@@ -20,8 +20,9 @@ import (
 )
 
 // The hub's Flux reaches a spoke's EKS API through the spoke's public
-// endpoint, from the hub's NAT gateways (HUB_EGRESS_CIDRS). The Composition
-// must allow them whatever the claim lists, and keep the claim's own list.
+// endpoint, from the hub's NAT gateways (HUB_EGRESS_CIDRS). The composition
+// function must allow them whatever the claim lists, and keep the claim's
+// own list; the Composition hands them to it as its input hubEgressCidrs.
 
 const (
 	egressClaim       = "gitops-system/workload-clusters/apps-staging.yaml"
@@ -40,17 +41,20 @@ func TestSpokeAdmitsHubEgress(t *testing.T) {
 	if err != nil || len(hubCIDRs) == 0 {
 		t.Fatalf("example %s %q: %v", clusterinfo.HubEgressCIDRs, info.HubEgressCIDRs, err)
 	}
+	other := info
+	other.HubEgressCIDRs = clusterinfo.FormatCIDRs([]string{"192.0.2.77/32"})
 	cases := []struct {
 		name  string
 		edits []factEdit
+		// rendered is the hub the spoke is rendered for (default info).
+		rendered *clusterinfo.Values[string]
 		// want is a problem the check must report; "" means none at all.
 		want string
 	}{
-		{"repository tree", nil, ""},
-		{"hub egress not in the base", []factEdit{{egressComposition,
-			"                    publicAccessCidrs: ${HUB_EGRESS_CIDRS}\n", ""}}, hubCIDRs[0]},
-		{"claim list replaces the hub egress", []factEdit{{egressComposition,
-			"              policy:\n                toFieldPath: ForceMergeObjectsAppendArrays\n", ""}}, hubCIDRs[0]},
+		{"repository tree", nil, nil, ""},
+		{"hub egress not in the function input", []factEdit{{egressComposition,
+			"        hubEgressCidrs: ${HUB_EGRESS_CIDRS}\n", "        hubEgressCidrs: []\n"}}, nil, "hubEgressCidrs"},
+		{"spoke rendered for another hub's egress", nil, &other, hubCIDRs[0]},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,7 +62,11 @@ func TestSpokeAdmitsHubEgress(t *testing.T) {
 			if len(c.edits) > 0 {
 				tree = mutateRepo(t, c.edits...)
 			}
-			problems := checkHubEgress(t, tree, info)
+			rendered := info
+			if c.rendered != nil {
+				rendered = *c.rendered
+			}
+			problems := checkHubEgress(t, tree, rendered, info)
 			if c.want == "" {
 				for _, p := range problems {
 					t.Error(p)
@@ -72,12 +80,13 @@ func TestSpokeAdmitsHubEgress(t *testing.T) {
 	}
 }
 
-// checkHubEgress renders egressClaim on tree and returns what the composed
-// EKS Cluster's publicAccessCidrs lacks: any hub egress CIDR or any of the
-// claim's own CIDRs.
-func checkHubEgress(t *testing.T, tree string, info clusterinfo.Values[string]) []string {
+// checkHubEgress renders egressClaim on tree for the hub rendered and
+// returns what the composed EKS Cluster's publicAccessCidrs lacks: any of
+// hub's egress CIDRs or any of the claim's own CIDRs. A render the function
+// refuses is a problem too.
+func checkHubEgress(t *testing.T, tree string, rendered, hub clusterinfo.Values[string]) []string {
 	t.Helper()
-	hubCIDRs, err := clusterinfo.ParseCIDRs(info.HubEgressCIDRs)
+	hubCIDRs, err := clusterinfo.ParseCIDRs(hub.HubEgressCIDRs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +108,9 @@ func checkHubEgress(t *testing.T, tree string, info clusterinfo.Values[string]) 
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	objs, err := xrender.RenderClaim(ctx, tree, filepath.Join(tree, filepath.FromSlash(egressClaim)), info)
+	objs, err := xrender.RenderClaim(ctx, tree, filepath.Join(tree, filepath.FromSlash(egressClaim)), rendered)
 	if err != nil {
-		t.Fatalf("render %s: %v", egressClaim, err)
+		return []string{fmt.Sprintf("render %s: %v", egressClaim, err)}
 	}
 	var clusters []*unstructured.Unstructured
 	for _, o := range objs {

@@ -1,17 +1,22 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/xrender"
 )
 
 // Teardown is a chain of waits, each Flux Kustomization with
@@ -38,9 +43,10 @@ func checkTeardownTimeouts(t *testing.T, tree string) []string {
 	}
 	app, ok1 := read("gitops-workloads/clusters/apps-staging/payment-app.yaml")
 	spoke, ok2 := read("gitops-system/spoke-bootstrap/workloads/workloads.yaml")
-	hubSpoke, ok3 := composedWorkloadsTimeout(filepath.Join(tree, "gitops-system/platform-apis/workload-cluster/composition.yaml"))
-	if !ok3 {
-		problems = append(problems, "composition: no timeout on the <spoke>-workloads Kustomization")
+	hubSpoke, herr := composedWorkloadsTimeout(t, tree)
+	ok3 := herr == nil
+	if herr != nil {
+		problems = append(problems, herr.Error())
 	}
 	fleet, ok4 := read("gitops-system/clusters/mgmt/workload-clusters.yaml")
 	root, err := time.ParseDuration(fluxbootstrap.KustomizationTimeout)
@@ -109,21 +115,43 @@ func kustomizationTimeout(path string) (time.Duration, error) {
 	return d, nil
 }
 
-// composedWorkloadsTimeout finds the timeout of the composed
-// <spoke>-workloads Kustomization: the base whose path is spoke-bootstrap/workloads.
-var workloadsBaseRE = regexp.MustCompile(`(?m)^\s+timeout: (\S+)\n\s+path: \./\$\{GITOPS_SYSTEM_PATH\}/spoke-bootstrap/workloads\s*$`)
-
-func composedWorkloadsTimeout(path string) (time.Duration, bool) {
-	b, err := os.ReadFile(path)
+// composedWorkloadsTimeout renders the example claim on tree and returns
+// the timeout of the composed <spoke>-workloads Kustomization (the one whose
+// path is spoke-bootstrap/workloads), as the function composes it.
+func composedWorkloadsTimeout(t *testing.T, tree string) (time.Duration, error) {
+	t.Helper()
+	objs, err := renderExampleClaim(tree)
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
-	m := workloadsBaseRE.FindSubmatch(b)
-	if m == nil {
-		return 0, false
+	for _, o := range objs {
+		p, _, _ := unstructured.NestedString(o.Object, "spec", "path")
+		if o.GetKind() != "Kustomization" || !strings.HasSuffix(p, "/spoke-bootstrap/workloads") {
+			continue
+		}
+		if dp, _, _ := unstructured.NestedString(o.Object, "spec", "deletionPolicy"); dp != "WaitForTermination" {
+			return 0, fmt.Errorf("composed %s: deletionPolicy %q: want WaitForTermination, or its teardown is not waited for", o.GetName(), dp)
+		}
+		ts, _, _ := unstructured.NestedString(o.Object, "spec", "timeout")
+		d, err := time.ParseDuration(ts)
+		if err != nil {
+			return 0, fmt.Errorf("composed %s: spec.timeout %q: %w", o.GetName(), ts, err)
+		}
+		return d, nil
 	}
-	d, err := time.ParseDuration(string(m[1]))
-	return d, err == nil
+	return 0, fmt.Errorf("the function composes no <spoke>-workloads Kustomization (path .../spoke-bootstrap/workloads) for %s", egressClaim)
+}
+
+// renderExampleClaim renders the example claim (egressClaim) on tree with
+// the example cluster-info, the function in-process.
+func renderExampleClaim(tree string) ([]*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	objs, err := xrender.RenderClaim(ctx, tree, filepath.Join(tree, filepath.FromSlash(egressClaim)), clusterinfo.Example())
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", egressClaim, err)
+	}
+	return objs, nil
 }
 
 func TestTeardownTimeoutsPlanted(t *testing.T) {
@@ -135,6 +163,7 @@ func TestTeardownTimeoutsPlanted(t *testing.T) {
 		{"spoke workloads gives up before the app", []factEdit{{"gitops-system/spoke-bootstrap/workloads/workloads.yaml", "timeout: 20m", "timeout: 10m"}}, "workloads (spoke)"},
 		{"hub gives up before its spokes", []factEdit{{"gitops-system/clusters/mgmt/workload-clusters.yaml", "timeout: 90m", "timeout: 20m"}}, "workload-clusters (hub)"},
 		{"root outlived by workload-clusters", []factEdit{{"gitops-system/clusters/mgmt/workload-clusters.yaml", "timeout: 90m", "timeout: 3h"}}, "root Kustomization"},
+		{"composed workloads gives up before the spoke's", []factEdit{{"gitops-system/spoke-bootstrap/workloads/workloads.yaml", "timeout: 20m", "timeout: 25m"}}, "<spoke>-workloads (hub, composed)"},
 		{"app teardown not waited for", []factEdit{{"gitops-workloads/clusters/apps-staging/payment-app.yaml", "deletionPolicy: WaitForTermination", "deletionPolicy: Delete"}}, "WaitForTermination"},
 	}
 	for _, c := range cases {

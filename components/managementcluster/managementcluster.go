@@ -476,7 +476,9 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 }
 
 // LogGroupName is the log group EKS writes a cluster's control-plane logs to.
-func LogGroupName(clusterName string) string { return "/aws/eks/" + clusterName + "/cluster" }
+func LogGroupName(clusterName string) string {
+	return workloadcluster.ControlPlaneLogGroup(clusterName)
+}
 
 // NodeGroupNamePrefix is the prefix of the hub node group's generated name.
 func NodeGroupNamePrefix(clusterName string) string { return clusterName + "-system-" }

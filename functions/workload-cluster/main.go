@@ -5,6 +5,7 @@ package main
 import (
 	"flag"
 	"log"
+	"os"
 
 	"github.com/crossplane/function-sdk-go"
 
@@ -14,7 +15,9 @@ import (
 func main() {
 	network := flag.String("network", "tcp", "network to listen on")
 	address := flag.String("address", ":9443", "address to listen on")
-	tlsDir := flag.String("tls-certs-dir", "", "directory of mTLS certificates (empty: insecure)")
+	// Crossplane's function runtime passes the mTLS certificates in
+	// TLS_SERVER_CERTS_DIR (as function-template-go reads it), not a flag.
+	tlsDir := flag.String("tls-certs-dir", os.Getenv("TLS_SERVER_CERTS_DIR"), "directory of mTLS certificates (default $TLS_SERVER_CERTS_DIR; empty: insecure)")
 	flag.Parse()
 	opts := []function.ServeOption{function.Listen(*network, *address)}
 	if *tlsDir != "" {

@@ -49,6 +49,10 @@ const (
 	// LogRetentionDays is the retention of the spokes' control-plane log
 	// groups (the hub's logRetentionDays setting).
 	LogRetentionDays = "LOG_RETENTION_DAYS"
+	// FunctionRegistry is the OCI repository the hub's Crossplane pulls
+	// <registry>/function-workload-cluster:<version> from (the hub's
+	// functionRegistry setting).
+	FunctionRegistry = "FUNCTION_REGISTRY"
 )
 
 // Values holds every cluster-info variable. T is string for plain values
@@ -79,6 +83,7 @@ type Values[T any] struct {
 	FluxVersion              T
 	FluxOperatorVersion      T
 	LogRetentionDays         T // days, a CloudWatch Logs retention value
+	FunctionRegistry         T // OCI repository of the workload-cluster function, e.g. ghcr.io/org/eks-fleet
 }
 
 // Map returns the ConfigMap data, keyed by variable name.
@@ -108,6 +113,7 @@ func (v Values[T]) Map() map[string]T {
 		FluxVersion:              v.FluxVersion,
 		FluxOperatorVersion:      v.FluxOperatorVersion,
 		LogRetentionDays:         v.LogRetentionDays,
+		FunctionRegistry:         v.FunctionRegistry,
 	}
 }
 
@@ -191,5 +197,6 @@ func Example() Values[string] {
 		FluxVersion:              versions.Flux,
 		FluxOperatorVersion:      versions.FluxOperator,
 		LogRetentionDays:         "90",
+		FunctionRegistry:         versions.FunctionRegistry,
 	}
 }

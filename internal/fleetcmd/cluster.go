@@ -49,7 +49,7 @@ After the merge, the hub's Flux applies the claim and Crossplane builds the clus
 		Args: maxArgs(0, ""),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	c.AddCommand(a.clusterAddCmd(), a.clusterUpgradeCmd(), a.clusterRemoveCmd())
+	c.AddCommand(a.clusterAddCmd(), a.clusterUpgradeCmd(), a.clusterRemoveCmd(), a.clusterBreakGlassCmd())
 	return c
 }
 
@@ -429,7 +429,7 @@ func (a *app) clusterUpgradeCmd() *cobra.Command {
 version at a time and never down, so V must be the next minor version and allowed by
 the policy.
 
-After the merge, the Composition patches spec.kubernetesVersion into both the EKS
+After the merge, the composition function sets spec.kubernetesVersion on both the EKS
 Cluster and the managed NodeGroup. The control plane upgrades first: EKS refuses a
 node group version newer than its control plane, so the NodeGroup's update fails
 and Crossplane retries it until the control plane reports the new version; then
@@ -586,7 +586,8 @@ func (a *app) clusterRemoveCmd() *cobra.Command {
 folder in the workloads tree, and lists the AWS resources Crossplane will delete
 after the merge (from the rendered Composition when the renderer is available).
 Teardown is ordered by the Composition: the spoke's workloads and bootstrap objects
-first, then the node group and cluster, then the network.`,
+first, then the node group and cluster, then the network. If the spoke's API cannot be
+reached, the deletion waits at <spoke>-workloads: see fleet cluster break-glass.`,
 		Example: `  fleet cluster remove payments --dry-run
   fleet cluster remove payments`,
 		Args: exactArgs("NAME"),

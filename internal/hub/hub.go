@@ -228,6 +228,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		FluxVersion:              pulumi.String(versions.Flux),
 		FluxOperatorVersion:      pulumi.String(versions.FluxOperator),
 		LogRetentionDays:         pulumi.String(strconv.Itoa(cfg.LogRetentionDays)),
+		FunctionRegistry:         pulumi.String(cfg.FunctionRegistry),
 	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
 		GitURL:       cfg.Git.URL,

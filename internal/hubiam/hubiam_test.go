@@ -151,6 +151,7 @@ func TestCrossplaneCoversTheCompositionKinds(t *testing.T) {
 		"ec2:AssociateRouteTable", "eks:CreateCluster", "eks:CreateNodegroup", "eks:CreateAccessEntry",
 		"eks:AssociateAccessPolicy", "iam:CreateRole", "iam:AttachRolePolicy", "iam:PutRolePolicy",
 		"iam:CreateOpenIDConnectProvider", "iam:PassRole",
+		"logs:CreateLogGroup", "logs:PutRetentionPolicy", "logs:TagResource", "logs:DeleteLogGroup",
 	} {
 		if !coveredBy(xp, a) {
 			t.Errorf("Crossplane policy lacks %s", a)

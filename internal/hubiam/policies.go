@@ -235,6 +235,13 @@ func Crossplane(e Env) Document {
 				"ArnEqualsIfExists": {"eks:policyArn": fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", e.Partition)},
 			},
 		},
+		{
+			// Each spoke's control-plane log group /aws/eks/<hub>-<spoke>/cluster,
+			// created with a retention before its cluster and deleted with it.
+			Sid: "SpokeLogGroups", Effect: Allow, Action: slices.Clone(crossplaneLogsActions),
+			Resource: []string{e.arn("logs", "*", "log-group:/aws/eks/"+e.HubName+"-*/cluster*")},
+		},
+		{Sid: "SpokeLogGroupsList", Effect: Allow, Action: []string{"logs:DescribeLogGroups"}, Resource: []string{"*"}},
 		{Sid: "SpokeOIDCCreate", Effect: Allow, Action: []string{"iam:CreateOpenIDConnectProvider", "iam:TagOpenIDConnectProvider"},
 			Resource: []string{oidc}, Condition: tagging},
 		{Sid: "SpokeOIDC", Effect: Allow, Action: slices.Clone(crossplaneOIDCActions), Resource: []string{oidc}, Condition: tagged},
@@ -268,6 +275,11 @@ var (
 	crossplaneEKSActions = []string{
 		"eks:CreateNodegroup", "eks:Delete*", "eks:Describe*", "eks:DisassociateAccessPolicy", "eks:List*",
 		"eks:TagResource", "eks:UntagResource", "eks:Update*",
+	}
+	// on the spokes' control-plane log groups only
+	crossplaneLogsActions = []string{
+		"logs:CreateLogGroup", "logs:DeleteLogGroup", "logs:PutRetentionPolicy", "logs:DeleteRetentionPolicy",
+		"logs:ListTagsForResource", "logs:TagResource", "logs:UntagResource",
 	}
 	// on OIDC providers tagged as a spoke's only
 	crossplaneOIDCActions = []string{"iam:*OpenIDConnectProvider*"}

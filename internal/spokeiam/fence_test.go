@@ -437,6 +437,9 @@ func hubAttacks() []probe {
 		p("grant a KMS key to anyone", "kms:CreateGrant", kmsKey, "kms:GrantIsForAWSResource", "false"),
 		p("read the sealing key", "secretsmanager:GetSecretValue", secret),
 		p("read a table", "dynamodb:GetItem", arn("dynamodb", "table/mgmt-pay_orders")),
+		p("delete the hub's log group", "logs:DeleteLogGroup", arn("logs", "log-group:/aws/eks/mgmt/cluster")),
+		p("shorten another hub's spoke log retention", "logs:PutRetentionPolicy", arn("logs", "log-group:/aws/eks/mgmt2-pay/cluster")),
+		p("delete an application log group", "logs:DeleteLogGroup", arn("logs", "log-group:/aws/lambda/mgmt-pay")),
 	}
 }
 
@@ -467,6 +470,10 @@ func hubNeeds() []probe {
 			"iam:PolicyARN", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"),
 		p("pass the node role to EKS", "iam:PassRole", arn("iam", "role/mgmt-spoke-pay-node"), "iam:PassedToService", "eks.amazonaws.com"),
 		p("pass the cluster role to EKS", "iam:PassRole", arn("iam", "role/mgmt-spoke-pay-cluster"), "iam:PassedToService", "eks.amazonaws.com"),
+		p("create the spoke's log group", "logs:CreateLogGroup", arn("logs", "log-group:/aws/eks/mgmt-pay/cluster")),
+		p("set its retention", "logs:PutRetentionPolicy", arn("logs", "log-group:/aws/eks/mgmt-pay/cluster")),
+		p("tag it", "logs:TagResource", arn("logs", "log-group:/aws/eks/mgmt-pay/cluster")),
+		p("delete it on teardown", "logs:DeleteLogGroup", arn("logs", "log-group:/aws/eks/mgmt-pay/cluster:*")),
 	}
 }
 

@@ -118,3 +118,12 @@ const (
 // (functions/workload-cluster) that the hub installs and the release workflow
 // publishes as <registry>/function-workload-cluster:<version>.
 const WorkloadClusterFunction = "v0.1.0"
+
+// WorkloadClusterFunctionPackage is the package (repository) name of the
+// function under a registry: <registry>/<name>:<WorkloadClusterFunction>.
+const WorkloadClusterFunctionPackage = "function-workload-cluster"
+
+// FunctionRegistry is where this project publishes the function (the
+// release workflow's ghcr.io/<owner>/<repo>) and so the default of the hub's
+// functionRegistry setting.
+const FunctionRegistry = "ghcr.io/gitops-fleet/eks-fleet"

@@ -60,3 +60,12 @@ type Nodes struct {
 	Desired       int      `json:"desired"`
 	Max           int      `json:"max"`
 }
+
+// ControlPlaneLogGroup is the CloudWatch Logs group EKS writes a cluster's
+// control-plane logs to; the hub's and every spoke's is created (with a
+// retention) before its cluster so EKS does not create one without.
+func ControlPlaneLogGroup(clusterName string) string { return "/aws/eks/" + clusterName + "/cluster" }
+
+// LogRetentionDays are the retention values CloudWatch Logs accepts (the
+// hub's logRetentionDays setting, cluster-info LOG_RETENTION_DAYS).
+var LogRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/xpfn"
 	"github.com/gitops-fleet/eks-fleet/internal/versions"
 )
 
@@ -79,6 +81,7 @@ var (
 	fnMu      sync.Mutex
 	binDir    string
 	servers   = map[string]*server{} // repository -> server
+	inProcess *xpfn.Server           // function-workload-cluster, served by this process
 	buildOnce sync.Once
 	buildErr  error
 )
@@ -151,9 +154,33 @@ func buildFunctions(ctx context.Context) (string, error) {
 	return binDir, buildErr
 }
 
+// IsInProcess reports whether the function package repository runs in this
+// process (this project's function-workload-cluster, from any registry)
+// rather than as a built subprocess.
+func IsInProcess(repository string) bool {
+	return path.Base(repository) == versions.WorkloadClusterFunctionPackage
+}
+
 // functionTarget starts the function serving repository (once per process)
-// and returns its gRPC address.
+// and returns its gRPC address: this project's function in-process, a
+// pinned upstream function as a subprocess (built only when a Composition
+// uses one).
 func functionTarget(ctx context.Context, repository, tag string) (string, error) {
+	if IsInProcess(repository) {
+		if tag != "" && tag != versions.WorkloadClusterFunction {
+			return "", fmt.Errorf("function package %s:%s differs from internal/versions.WorkloadClusterFunction %s", repository, tag, versions.WorkloadClusterFunction)
+		}
+		fnMu.Lock()
+		defer fnMu.Unlock()
+		if inProcess == nil {
+			s, err := xpfn.Serve()
+			if err != nil {
+				return "", err
+			}
+			inProcess = s
+		}
+		return inProcess.Target, nil
+	}
 	var fn *Function
 	for _, f := range Functions() {
 		if f.Repository == repository || strings.HasSuffix(repository, "/"+filepath.Base(f.Repository)) {
@@ -235,11 +262,15 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Shutdown stops the function processes this process started. Rendering
-// again afterwards starts them again.
+// Shutdown stops the function processes this process started and the
+// in-process function server. Rendering again afterwards starts them again.
 func Shutdown() {
 	fnMu.Lock()
 	defer fnMu.Unlock()
+	if inProcess != nil {
+		_ = inProcess.Stop()
+		inProcess = nil
+	}
 	for k, s := range servers {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		select {

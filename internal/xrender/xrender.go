@@ -1,9 +1,11 @@
 // Package xrender renders a WorkloadCluster claim (or any Crossplane claim)
 // into the composite resource and the resources its Composition composes,
 // with Crossplane's own render (github.com/crossplane/crossplane/v2
-// cmd/crank/render) and the real composition functions, built from the
-// nested tool module internal/tools/functions and run as local processes
-// (render.crossplane.io/runtime: Development).
+// cmd/crank/render) and the real composition functions: this project's
+// function-workload-cluster served in-process (functions/workload-cluster/xpfn),
+// pinned upstream functions built from the nested tool module
+// internal/tools/functions and run as local processes; render reaches each
+// at its gRPC target (render.crossplane.io/runtime: Development).
 //
 // The claim is bound the way Crossplane's claim controller binds it: the
 // claim is defaulted by its CRD, its spec copied into a new composite
@@ -72,8 +74,25 @@ const passes = 4
 
 // Render renders claim with the XRD, Composition and Functions found among
 // defs (typically every object the tree builds into). info supplies the
-// account and region the fake provider status uses.
+// account and region the fake provider status uses. This project's
+// function runs in-process, pinned upstream functions as subprocesses.
 func Render(ctx context.Context, claim *unstructured.Unstructured, defs []*unstructured.Unstructured, info clusterinfo.Values[string]) (*Result, error) {
+	return Renderer{}.Render(ctx, claim, defs, info)
+}
+
+// Renderer renders claims. Target, when set, returns the gRPC target that
+// serves a Function package (repository and tag, as its spec.package names
+// them); nil means Render's default.
+type Renderer struct {
+	Target func(ctx context.Context, repository, tag string) (string, error)
+}
+
+// Render is Render with r's function targets.
+func (r Renderer) Render(ctx context.Context, claim *unstructured.Unstructured, defs []*unstructured.Unstructured, info clusterinfo.Values[string]) (*Result, error) {
+	target := r.Target
+	if target == nil {
+		target = functionTarget
+	}
 	xrd, err := findXRD(claim, defs)
 	if err != nil {
 		return nil, err
@@ -90,7 +109,7 @@ func Render(ctx context.Context, claim *unstructured.Unstructured, defs []*unstr
 	if err != nil {
 		return nil, err
 	}
-	fns, err := functions(ctx, comp, defs)
+	fns, err := functions(ctx, comp, defs, target)
 	if err != nil {
 		return nil, err
 	}
@@ -157,17 +176,40 @@ func Render(ctx context.Context, claim *unstructured.Unstructured, defs []*unstr
 // when the tree applies it, else as the file holds it. It returns the
 // composite resource first, then the composed resources.
 func RenderClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
-	claim, err := readClaim(claimPath)
+	return Renderer{}.RenderClaim(ctx, tree, claimPath, info)
+}
+
+// RenderClaim is RenderClaim with r's function targets.
+func (r Renderer) RenderClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
+	claim, defs, failures, err := loadClaim(ctx, tree, claimPath, info)
 	if err != nil {
 		return nil, err
+	}
+	res, err := r.Render(ctx, claim, defs, info)
+	if err != nil {
+		if len(failures) > 0 {
+			return nil, fmt.Errorf("%w (the tree did not fully build: %s: %v)", err, failures[0].Kustomization, failures[0].Err)
+		}
+		return nil, err
+	}
+	return res.Objects(), nil
+}
+
+// loadClaim builds the tree as the hub's Flux does and returns the claim
+// (as the tree applies it, else as the file holds it), every object the
+// tree builds into and the Kustomizations that failed to build.
+func loadClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string]) (*unstructured.Unstructured, []*unstructured.Unstructured, []kbuild.Failure, error) {
+	claim, err := readClaim(claimPath)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	work, err := os.MkdirTemp("", "xrender-*")
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer os.RemoveAll(work)
 	if _, err := kbuild.CopyTree(tree, work, info.SystemPath); err != nil {
-		return nil, fmt.Errorf("copy %s: %w", tree, err)
+		return nil, nil, nil, fmt.Errorf("copy %s: %w", tree, err)
 	}
 	w := kbuild.NewWalker(work, info.GitURL)
 	SeedHub(w, info)
@@ -181,14 +223,7 @@ func RenderClaim(ctx context.Context, tree string, claimPath string, info cluste
 			claim = o
 		}
 	}
-	res, err := Render(ctx, claim, defs, info)
-	if err != nil {
-		if len(w.Failures) > 0 {
-			return nil, fmt.Errorf("%w (the tree did not fully build: %s: %v)", err, w.Failures[0].Kustomization, w.Failures[0].Err)
-		}
-		return nil, err
-	}
-	return res.Objects(), nil
+	return claim, defs, w.Failures, nil
 }
 
 // RootKustomization is the hub's root Kustomization as the Pulumi program
@@ -375,9 +410,9 @@ func findComposition(xr *unstructured.Unstructured, defs []*unstructured.Unstruc
 	return comp, nil
 }
 
-// functions returns the pipeline's Functions, set to run as local
-// processes.
-func functions(ctx context.Context, comp *xpapiextv1.Composition, defs []*unstructured.Unstructured) ([]pkgv1.Function, error) {
+// functions returns the pipeline's Functions, set to the Development
+// runtime at the target that serves each.
+func functions(ctx context.Context, comp *xpapiextv1.Composition, defs []*unstructured.Unstructured, functionTarget func(context.Context, string, string) (string, error)) ([]pkgv1.Function, error) {
 	byName := map[string]*unstructured.Unstructured{}
 	for _, d := range defs {
 		if d.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "pkg.crossplane.io", Kind: "Function"}) {

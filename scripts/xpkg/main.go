@@ -22,7 +22,7 @@ import (
 )
 
 // packageName is the repository name under the registry.
-const packageName = "function-workload-cluster"
+const packageName = versions.WorkloadClusterFunctionPackage
 
 func main() {
 	out := flag.String("out", "", "write the package as an OCI image layout to this directory")

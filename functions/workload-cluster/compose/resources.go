@@ -3,22 +3,143 @@ package compose
 import (
 	"fmt"
 	"maps"
+	"slices"
 
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
-// Params is what the function reads: the spoke from the claim, the hub's
-// name from the function input (Flux substitutes ${HUB_CLUSTER_NAME} there).
+// Params is what the function reads: the hub from the function input, the
+// spoke from the claim label, its spec from the XR and, per
+// composition-resource-name, the composed resources Crossplane observed.
 type Params struct {
-	Hub   hubiam.Env
+	Input Input
 	Spoke string
 	Spec  workloadcluster.Spec
+	// Observed holds the observed composed resources by
+	// composition-resource-name (nil on the first run).
+	Observed map[string]Object
 }
 
 // Object is one composed resource as a plain JSON-able map.
 type Object = map[string]any
+
+// Composed is what the function composes for one XR.
+type Composed struct {
+	// Objects are the desired composed resources by
+	// composition-resource-name.
+	Objects map[string]Object
+	// Pending says what is not composed yet and why. The XR is not ready
+	// while anything is pending.
+	Pending []string
+	// Status is written to the XR's status (what Crossplane observed of the
+	// composed resources: cluster ARN, OIDC issuer, VPC id).
+	Status map[string]any
+	// Notices are XR conditions (and, when they need the operator,
+	// warnings) the bootstrap reports.
+	Notices []Notice
+}
+
+// add composes obj under key; a key composed twice is a programming error
+// that would silently drop an object, so it fails.
+func (c *Composed) add(key string, obj Object) error {
+	if _, dup := c.Objects[key]; dup {
+		return fmt.Errorf("composition-resource-name %q composed twice", key)
+	}
+	c.Objects[key] = obj
+	return nil
+}
+
+// Part composes one part of a spoke into c. Parts run in order; a later
+// part sees what earlier ones composed.
+type Part func(p Params, c *Composed) error
+
+// Parts lists the parts of a spoke in the order they are composed. Usages
+// come last: they hold only what the other parts composed.
+func Parts() []Part {
+	return []Part{
+		networkPart,
+		IAM,
+		ClusterPart,
+		bootstrapPart,
+		Usages,
+	}
+}
+
+// Compose composes everything the hub manages for one spoke. A bad input
+// field or spec field fails it, naming the field, before anything is
+// composed.
+func Compose(p Params) (Composed, error) {
+	if err := p.Input.Validate(); err != nil {
+		return Composed{}, err
+	}
+	c := Composed{Objects: map[string]Object{}, Status: map[string]any{}}
+	for _, part := range Parts() {
+		if err := part(p, &c); err != nil {
+			return Composed{}, err
+		}
+	}
+	return c, nil
+}
+
+// bootstrapPart composes the hub-side spoke bootstrap (Bootstrap) and
+// records its notices. Its holds follow Usages' rule: a hold Holds lists is
+// left to Usages, and any other is composed only when both its ends are
+// (a Usage whose user does not exist yet would hold nothing).
+func bootstrapPart(p Params, c *Composed) error {
+	objs, notices, err := Bootstrap(p, BootstrapIn{SystemPath: p.Input.GitOpsSystemPath, Observed: p.Observed})
+	if err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	for _, h := range Holds() {
+		listed["usage-"+h.Name] = true
+	}
+	composed := func(ref any) bool {
+		kind, _ := field(ref, "kind").(string)
+		name := str(ref, "resourceRef", "name")
+		for _, set := range []map[string]Object{objs, c.Objects} {
+			for _, o := range set {
+				if o["kind"] == kind && str(o, "metadata", "name") == name {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, k := range slices.Sorted(maps.Keys(objs)) {
+		o := objs[k]
+		if o["apiVersion"] == UsageAPI && (listed[k] || !composed(field(o, "spec", "of")) || !composed(field(o, "spec", "by"))) {
+			continue
+		}
+		if err := c.add(k, o); err != nil {
+			return err
+		}
+	}
+	c.Notices = append(c.Notices, notices...)
+	if _, ok := objs[KubeconfigKey]; !ok {
+		// Bootstrap withholds everything until AWS reports the VPC ID, the
+		// cluster ARN and the OIDC issuer; the XR is not ready meanwhile.
+		c.Pending = append(c.Pending, "spoke bootstrap waits for AWS to report the VPC ID, the cluster ARN and the OIDC issuer")
+	}
+	return nil
+}
+
+func networkPart(p Params, c *Composed) error {
+	objs, err := Network(p)
+	if err != nil {
+		return err
+	}
+	for k, o := range objs {
+		if err := c.add(k, o); err != nil {
+			return err
+		}
+	}
+	if id, ok := atProvider(p.Observed["vpc"], "id").(string); ok && id != "" {
+		c.Status["vpcId"] = id
+	}
+	return nil
+}
 
 const (
 	ec2V1 = "ec2.aws.upbound.io/v1beta1"
@@ -42,10 +163,10 @@ func Network(p Params) (map[string]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Spoke == "" || p.Hub.HubName == "" {
+	if p.Spoke == "" || p.Input.HubName == "" {
 		return nil, fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
 	}
-	eks := spokeiam.ClusterName(p.Hub, p.Spoke)
+	eks := spokeiam.ClusterName(p.Input.Hub(), p.Spoke)
 	name := func(part string) string { return p.Spoke + "-" + part }
 	out := map[string]Object{}
 	add := func(key, apiVersion, kind, metaName, tagName string, fp Object) {

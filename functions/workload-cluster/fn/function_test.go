@@ -2,6 +2,7 @@ package fn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fnjson"
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
 )
@@ -22,19 +26,38 @@ func xr(spoke, vpc string, azs int, nat string) string {
 "metadata":{"name":"%s-x7k2q","labels":{%q:%q}},
 "spec":{"region":"eu-west-1","kubernetesVersion":"1.35","vpcCidr":%q,"availabilityZones":%d,"natMode":%q,
 "nodes":{"instanceTypes":["m7i.large"],"min":2,"desired":2,"max":4},"tags":{"team":"payments"}}}`,
-		spoke, ClaimNameLabel, spoke, vpc, azs, nat)
+		spoke, fnjson.ClaimNameLabel, spoke, vpc, azs, nat)
 }
 
 func newRequest(t *testing.T, xrJSON string, hub string, observed map[string]string) *fnv1.RunFunctionRequest {
 	t.Helper()
 	req := &fnv1.RunFunctionRequest{
-		Input:    resource.MustStructJSON(fmt.Sprintf(`{"apiVersion":"fn.eksfleet.io/v1alpha1","kind":"Input","hubName":%q,"accountId":"111122223333","partition":"aws","hubRegion":"eu-west-1"}`, hub)),
+		Input:    resource.MustStructJSON(inputJSON(t, hub)),
 		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(xrJSON)}, Resources: map[string]*fnv1.Resource{}},
 	}
 	for name, j := range observed {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(j)}
 	}
 	return req
+}
+
+// inputJSON is the function input Flux writes from the example cluster-info.
+func inputJSON(t *testing.T, hub string) string {
+	t.Helper()
+	info := clusterinfo.Example()
+	info.HubName = hub
+	info.SpokeBoundaryARN = hubiam.Env{Partition: info.Partition, AccountID: info.AccountID, HubName: hub}.BoundaryARN()
+	in, err := compose.InputFrom(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{"apiVersion": "fn.eksfleet.io/v1alpha1", "kind": "Input"}
+	b, _ := json.Marshal(in)
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(m)
+	return string(b)
 }
 
 func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
@@ -134,6 +157,11 @@ func TestNamesEqualProgram(t *testing.T) {
 		if c := field(r, "spec", "forProvider", "tags", "eksfleet.io/cluster"); c != "" && c != want {
 			t.Errorf("%s cluster tag %q, want %q", name, c, want)
 		}
+		// IAM names and regions are checked in compose (spokeiam's names,
+		// IAM is global); the network objects are <spoke>-… in the region.
+		if !strings.HasPrefix(field(r, "apiVersion"), "ec2.") {
+			continue
+		}
 		if !strings.HasPrefix(field(r, "metadata", "name"), "pay-eu-") {
 			t.Errorf("%s metadata.name %q not prefixed by the spoke", name, field(r, "metadata", "name"))
 		}
@@ -171,7 +199,7 @@ func TestReadiness(t *testing.T) {
 
 // Planted errors: a bad XR or input stops with a fatal result naming the field.
 func TestFatal(t *testing.T) {
-	noLabel := strings.Replace(xr("pay", "10.20.0.0/16", 2, "single"), ClaimNameLabel, "other", 1)
+	noLabel := strings.Replace(xr("pay", "10.20.0.0/16", 2, "single"), fnjson.ClaimNameLabel, "other", 1)
 	for _, tc := range []struct {
 		name, xr, hub, want string
 	}{
@@ -179,7 +207,7 @@ func TestFatal(t *testing.T) {
 		{"too small", xr("pay", "10.20.0.0/19", 2, "single"), testHub, "spec.vpcCidr"},
 		{"azs", xr("pay", "10.20.0.0/16", 4, "single"), testHub, "spec.availabilityZones"},
 		{"nat", xr("pay", "10.20.0.0/16", 2, "both"), testHub, "spec.natMode"},
-		{"no claim", noLabel, testHub, ClaimNameLabel},
+		{"no claim", noLabel, testHub, fnjson.ClaimNameLabel},
 		{"no hub", xr("pay", "10.20.0.0/16", 2, "single"), "", "hubName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,6 +217,82 @@ func TestFatal(t *testing.T) {
 			}
 			if len(rsp.GetDesired().GetResources()) != 0 {
 				t.Errorf("composed %d resources despite the error", len(rsp.GetDesired().GetResources()))
+			}
+		})
+	}
+}
+
+// While the cluster waits for its log group (or the IRSA roles for the
+// issuer), the XR is not ready even though everything composed so far may
+// be; once the cluster reports, its facts reach the XR status.
+func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
+	rsp := run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, nil))
+	if got := rsp.GetDesired().GetComposite().GetReady(); got != fnv1.Ready_READY_FALSE {
+		t.Errorf("first run: XR ready %v, want READY_FALSE (cluster not composed yet)", got)
+	}
+	if _, ok := rsp.GetDesired().GetResources()["cluster"]; ok {
+		t.Error("cluster composed before its log group")
+	}
+	logs := `{"apiVersion":"cloudwatchlogs.aws.upbound.io/v1beta1","kind":"Group","metadata":{"name":"pay-logs"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}`
+	cluster := `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"Cluster","metadata":{"name":"pay-eks"},"status":{"atProvider":{"arn":"arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-pay","identity":[{"oidc":[{"issuer":"https://oidc.eks.eu-west-1.amazonaws.com/id/ABC"}]}]},"conditions":[{"type":"Ready","status":"True"}]}}`
+	vpc := `{"apiVersion":"ec2.aws.upbound.io/v1beta1","kind":"VPC","metadata":{"name":"pay-vpc"},"status":{"atProvider":{"id":"vpc-1"}}}`
+	rsp = run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, map[string]string{"log-group": logs, "cluster": cluster, "vpc": vpc}))
+	res := rsp.GetDesired().GetResources()
+	for _, k := range []string{"cluster", "node-group", "role-eso", "role-eso-policy", "oidc-provider", "usage-role-eso-policy-by-nodes"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("%s not composed once the log group is Ready and the issuer known", k)
+		}
+	}
+	if got := rsp.GetDesired().GetComposite().GetReady(); got == fnv1.Ready_READY_FALSE {
+		t.Error("XR forced not ready although nothing is pending")
+	}
+	if got := field(rsp.GetDesired().GetComposite(), "status", "oidcIssuer"); got != "oidc.eks.eu-west-1.amazonaws.com/id/ABC" {
+		t.Errorf("XR status.oidcIssuer %q", got)
+	}
+}
+
+// Review B1 on a running hub: the deploy-key step observed not Ready with
+// no SealedSecret applied gives a warning and a False XR condition naming
+// fleet cluster add; the bootstrap objects are still composed (Flux's
+// dependsOn keeps sync waiting).
+func TestDeployKeyMissingWarns(t *testing.T) {
+	const spoke = "apps-staging"
+	vpc := `{"apiVersion":"ec2.aws.upbound.io/v1beta1","kind":"VPC","metadata":{"name":"apps-staging-vpc"},"status":{"atProvider":{"id":"vpc-1"}}}`
+	cluster := `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"Cluster","metadata":{"name":"apps-staging"},"status":{"atProvider":{"arn":"arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-apps-staging","identity":[{"oidc":[{"issuer":"https://oidc.example/id/1"}]}]}}}`
+	dk := `{"apiVersion":"kustomize.toolkit.fluxcd.io/v1","kind":"Kustomization","metadata":{"name":"apps-staging-deploy-key","namespace":"flux-system"},"status":{"conditions":[{"type":"Ready","status":"False","reason":"HealthCheckFailed"}],"inventory":{"entries":[]}}}`
+	for _, tc := range []struct {
+		name   string
+		obs    map[string]string
+		notice bool
+	}{
+		{"key missing", map[string]string{"vpc": vpc, "cluster": cluster, "bootstrap-deploy-key": dk}, true},
+		{"not yet there", map[string]string{"vpc": vpc, "cluster": cluster}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, xr(spoke, "10.20.0.0/16", 2, "single"), testHub, tc.obs))
+			if m := fatal(rsp); m != "" {
+				t.Fatal(m)
+			}
+			var warned, cond bool
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && strings.Contains(r.GetMessage(), "fleet cluster add "+spoke) {
+					warned = true
+				}
+			}
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == "DeployKeyReady" && c.GetStatus() == fnv1.Status_STATUS_CONDITION_FALSE && strings.Contains(c.GetMessage(), "fleet cluster add "+spoke) {
+					cond = true
+				}
+			}
+			if warned != tc.notice || cond != tc.notice {
+				t.Errorf("warning %v, condition %v, want %v", warned, cond, tc.notice)
+			}
+			res := rsp.GetDesired().GetResources()
+			if res["bootstrap-sync"] == nil || res["kubeconfig"] == nil {
+				t.Error("bootstrap not composed")
+			}
+			if res["kubeconfig"].GetReady() != fnv1.Ready_READY_FALSE {
+				t.Error("unobserved kubeconfig must not be ready")
 			}
 		})
 	}

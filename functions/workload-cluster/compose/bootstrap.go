@@ -1,0 +1,414 @@
+package compose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/deploykey"
+	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
+)
+
+// Hub-side spoke bootstrap: the kubeconfig ConfigMap Flux reaches the spoke
+// with (provider aws + cluster ARN: short-lived tokens from the hub's Flux
+// IRSA role, nothing stored), one hub Kustomization per spoke-bootstrap step
+// chained with dependsOn, and the Usages that make teardown run the chain in
+// reverse.
+
+// Objects and API versions of the bootstrap.
+const (
+	BootstrapNamespace = "flux-system" // the hub's Flux namespace
+	KustomizationAPI   = "kustomize.toolkit.fluxcd.io/v1"
+	UsageAPI           = protectionV1
+	// KubeconfigKey is the composition-resource-name of the ConfigMap.
+	KubeconfigKey = "kubeconfig"
+	// StepKeyPrefix starts every bootstrap Kustomization's
+	// composition-resource-name: bootstrap-<part>.
+	StepKeyPrefix = "bootstrap-"
+	// Composition-resource-names of objects this file reads back (k9c's).
+	vpcKey     = "vpc"
+	clusterKey = "cluster"
+	// Metadata-name suffixes of cluster-scoped objects the bootstrap holds.
+	nodeGroupPart   = "nodes"
+	fluxAccessPart  = "flux"
+	cantSeeKeyHint  = "fleet cluster add"
+	deletionOrphan  = "Orphan"
+	deletionWaitFor = "WaitForTermination"
+)
+
+// Step is one hub Kustomization that bootstraps a spoke. Its metadata name
+// is <spoke>-<Part>; it depends on the step before it.
+type Step struct {
+	Part string
+	// Path below GITOPS_SYSTEM_PATH; empty for the deploy-key step, which
+	// applies gitops-workloads/clusters/<spoke>/flux-system.
+	Path string
+	// Remote steps apply onto the spoke (kubeConfig); local steps hold
+	// HelmReleases that live on the hub and install onto the spoke.
+	Remote         bool
+	Timeout        string
+	DeletionPolicy string
+	Wait           bool
+	// HealthChecks name objects (on the target cluster) that must be
+	// healthy; with Wait false they are the only ones checked.
+	HealthChecks     []Object
+	HealthCheckExprs []Object
+}
+
+func readyExpr(apiVersion, kind, failed string) Object {
+	o := Object{"apiVersion": apiVersion, "kind": kind,
+		"current": "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"}
+	if failed != "" {
+		o["failed"] = failed
+	}
+	return o
+}
+
+// DeployKeyPart is the step that applies the spoke's sealed deploy key.
+const DeployKeyPart = "deploy-key"
+
+// sealedSecretInventoryID is the deploy key's id in a Kustomization
+// inventory (namespace_name_group_kind).
+var sealedSecretInventoryID = deploykey.SecretNamespace + "_" + deploykey.SecretName + "_bitnami.com_SealedSecret"
+
+// BootstrapSteps returns the steps in apply order (teardown is the reverse).
+// Remote steps Orphan on deletion (the cluster goes anyway), except
+// workloads: it is deleted first and waited for, so the spoke's own
+// Crossplane deletes the apps' AWS resources while the cluster still runs.
+func BootstrapSteps() []Step {
+	ref := func(apiVersion, kind string) Object {
+		return Object{"apiVersion": apiVersion, "kind": kind, "name": deploykey.SecretName, "namespace": deploykey.SecretNamespace}
+	}
+	return []Step{
+		{Part: "eso-controller", Path: "spoke-bootstrap/external-secrets", Timeout: "15m", DeletionPolicy: deletionWaitFor, Wait: true},
+		{Part: "secret-store", Path: "spoke-bootstrap/secret-store", Remote: true, Timeout: "10m", DeletionPolicy: deletionOrphan, Wait: true,
+			HealthCheckExprs: []Object{
+				readyExpr("external-secrets.io/v1", "ClusterSecretStore", ""),
+				readyExpr("external-secrets.io/v1", "ExternalSecret",
+					"status.conditions.exists(c, c.type == 'Ready' && c.status == 'False' && c.reason == 'SecretSyncedError')"),
+			}},
+		{Part: "sealed-secrets", Path: "spoke-bootstrap/sealed-secrets", Timeout: "10m", DeletionPolicy: deletionWaitFor, Wait: true},
+		{Part: "flux-operator", Path: "spoke-bootstrap/flux-operator", Timeout: "10m", DeletionPolicy: deletionWaitFor, Wait: true},
+		{Part: "flux", Path: "spoke-bootstrap/flux", Remote: true, Timeout: "15m", DeletionPolicy: deletionOrphan, Wait: true,
+			HealthCheckExprs: []Object{readyExpr("fluxcd.controlplane.io/v1", "FluxInstance", "")}},
+		// Review B1: with wait: true kustomize-controller checks only what
+		// it applied, so an empty deploy-key folder went Ready. wait: false
+		// with healthChecks checks the named objects even when the
+		// inventory is empty: a spoke without its key stops here.
+		{Part: DeployKeyPart, Remote: true, Timeout: "10m", DeletionPolicy: deletionOrphan, Wait: false,
+			HealthChecks: []Object{ref("bitnami.com/v1alpha1", "SealedSecret"), ref("v1", "Secret")},
+			HealthCheckExprs: []Object{{"apiVersion": "bitnami.com/v1alpha1", "kind": "SealedSecret",
+				"current": "status.conditions.exists(c, c.type == 'Synced' && c.status == 'True')"}}},
+		{Part: "sync", Path: "spoke-bootstrap/sync", Remote: true, Timeout: "30m", DeletionPolicy: deletionOrphan, Wait: true},
+		// timeout bounds the wait for the spoke's own workloads
+		// Kustomization (timeout 20m) to finish pruning at deletion.
+		{Part: "workloads", Path: "spoke-bootstrap/workloads", Remote: true, Timeout: "25m", DeletionPolicy: deletionWaitFor, Wait: false},
+	}
+}
+
+// BreakGlassParts are the steps whose finalizer needs the spoke's API
+// (remote, and deletionPolicy prunes): when the spoke is unreachable their
+// deletion retries forever (kustomize-controller v1.9.5 finalize returns
+// GetClient/deleteObjects errors without a time limit; only the wait after
+// a successful delete is bounded by spec.timeout). Suspending them makes
+// the finalizer skip pruning (finalizerShouldDeleteResources).
+func BreakGlassParts() []string {
+	var out []string
+	for _, s := range BootstrapSteps() {
+		if s.Remote && s.DeletionPolicy != deletionOrphan {
+			out = append(out, s.Part)
+		}
+	}
+	return out
+}
+
+// UnreachableTeardownBound is how long the rest of a spoke's bootstrap
+// takes to go once the break-glass steps are suspended and the spoke is
+// unreachable: the hub-side steps that wait (WaitForTermination) give up
+// after their timeout one after the other (the Usages chain them), their
+// HelmReleases are uninstalled without the spoke once the kubeconfig is gone
+// (helm-controller v1.6.4 skips the uninstall on NotFound); remote Orphan
+// steps do not call the spoke.
+func UnreachableTeardownBound() (time.Duration, error) {
+	var total time.Duration
+	for _, s := range BootstrapSteps() {
+		if s.Remote || s.DeletionPolicy == deletionOrphan {
+			continue
+		}
+		d, err := time.ParseDuration(s.Timeout)
+		if err != nil {
+			return 0, fmt.Errorf("step %s timeout %q: %w", s.Part, s.Timeout, err)
+		}
+		total += d
+	}
+	return total, nil
+}
+
+// BootstrapIn is what the bootstrap reads besides Params.
+type BootstrapIn struct {
+	// SystemPath is GITOPS_SYSTEM_PATH (the function input gitopsSystemPath).
+	SystemPath string
+	// Observed composed resources by composition-resource-name.
+	Observed map[string]Object
+}
+
+// Notice is an XR condition the bootstrap reports; the adapter sets it,
+// and one that needs the operator (Warn) is also a warning result (an event
+// on the XR and the claim).
+type Notice struct {
+	Type            string
+	Status, Warn    bool
+	Reason, Message string
+}
+
+// DeployKeyCondition is the XR condition type that says whether the spoke's
+// deploy key reached the spoke (review B1). It is set once the deploy-key
+// step is observed.
+const DeployKeyCondition = "DeployKeyReady"
+
+// Bootstrap composes the kubeconfig, the bootstrap Kustomizations and the
+// Usages among them. Until AWS reports the VPC ID, the cluster ARN and the
+// OIDC issuer it composes nothing new (the Composition's Required policy);
+// objects already observed keep their last values.
+func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
+	if p.Spoke == "" || p.Input.HubName == "" {
+		return nil, nil, fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
+	}
+	if in.SystemPath == "" {
+		return nil, nil, fmt.Errorf("function input gitopsSystemPath is empty (Flux substitutes ${%s} from cluster-info)", clusterinfo.SystemPath)
+	}
+	name := func(part string) string { return p.Spoke + "-" + part }
+	vars, ok := bootstrapVars(p, in.Observed)
+	out := map[string]Object{}
+	keep := func(key string) bool { _, seen := in.Observed[key]; return ok || seen }
+
+	if keep(KubeconfigKey) {
+		out[KubeconfigKey] = Object{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": Object{"name": name(KubeconfigKey), "namespace": BootstrapNamespace},
+			"data":     Object{"provider": "aws", "cluster": vars.clusterARN}}
+	}
+	steps := BootstrapSteps()
+	for i, s := range steps {
+		key := StepKeyPrefix + s.Part
+		if !keep(key) {
+			continue
+		}
+		spec := Object{
+			"interval": "10m", "retryInterval": "1m", "timeout": s.Timeout,
+			"sourceRef": Object{"kind": "GitRepository", "name": "flux-system"},
+			"prune":     true, "deletionPolicy": s.DeletionPolicy, "wait": s.Wait,
+			"postBuild": Object{
+				"substitute":     vars.substitute,
+				"substituteFrom": []any{Object{"kind": "ConfigMap", "name": clusterinfo.Name}},
+			},
+		}
+		if s.Path != "" {
+			spec["path"] = "./" + in.SystemPath + "/" + s.Path
+		} else {
+			spec["path"] = "./" + in.SystemPath + "/../gitops-workloads/clusters/" + p.Spoke + "/flux-system"
+		}
+		if s.Remote {
+			spec["kubeConfig"] = Object{"configMapRef": Object{"name": name(KubeconfigKey)}}
+		}
+		if i > 0 {
+			spec["dependsOn"] = []any{Object{"name": name(steps[i-1].Part)}}
+		}
+		if len(s.HealthChecks) > 0 {
+			spec["healthChecks"] = toAny(s.HealthChecks)
+		}
+		if len(s.HealthCheckExprs) > 0 {
+			spec["healthCheckExprs"] = toAny(s.HealthCheckExprs)
+		}
+		out[key] = Object{"apiVersion": KustomizationAPI, "kind": "Kustomization",
+			"metadata": Object{"name": name(s.Part), "namespace": BootstrapNamespace},
+			"spec":     spec}
+	}
+	for k, u := range bootstrapUsages(p.Spoke, steps) {
+		out[k] = u
+	}
+	var notes []Notice
+	if n, seen := deployKeyNotice(p.Spoke, in.Observed); seen {
+		notes = append(notes, n)
+	}
+	return out, notes, nil
+}
+
+type bootVars struct {
+	clusterARN string
+	substitute Object
+}
+
+// bootstrapVars are the postBuild.substitute values (internal/spokeinfo).
+// ok is false while AWS has not reported the VPC, the cluster ARN or the
+// issuer; observed objects then keep what they were composed with.
+func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
+	vpcID := str(obs[vpcKey], "status", "atProvider", "id")
+	arn := str(obs[clusterKey], "status", "atProvider", "arn")
+	issuer := ""
+	if ids, _ := field(obs[clusterKey], "status", "atProvider", "identity").([]any); len(ids) > 0 {
+		if oidc, _ := field(ids[0], "oidc").([]any); len(oidc) > 0 {
+			issuer = strings.TrimPrefix(str(oidc[0], "issuer"), "https://")
+		}
+	}
+	// Fallback: what the first step was composed with (values never change
+	// once AWS has reported them).
+	prev, _ := field(obs[StepKeyPrefix+BootstrapSteps()[0].Part], "spec", "postBuild", "substitute").(map[string]any)
+	if vpcID == "" {
+		vpcID, _ = prev[spokeinfo.VPCID].(string)
+	}
+	if issuer == "" {
+		issuer, _ = prev[spokeinfo.OIDCIssuer].(string)
+	}
+	if arn == "" {
+		arn = str(obs[KubeconfigKey], "data", "cluster")
+	}
+	b := spokeinfo.Bootstrap[string]{
+		ClusterName:       p.Spoke,
+		EKSClusterName:    spokeiam.ClusterName(p.Input.Hub(), p.Spoke),
+		Region:            p.Spec.Region,
+		VPCID:             vpcID,
+		OIDCIssuer:        issuer,
+		CrossplaneRoleARN: spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleCrossplane),
+		ESORoleARN:        spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleESO),
+		LBCRoleARN:        spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleLBC),
+		AppRolePrefix:     spokeiam.AppRolePrefix(p.Input.Hub(), p.Spoke),
+	}
+	sub := Object{spokeinfo.Quote: spokeinfo.QuoteValue}
+	for k, v := range b.Map() {
+		sub[k] = v
+	}
+	return bootVars{clusterARN: arn, substitute: sub}, vpcID != "" && issuer != "" && arn != ""
+}
+
+// Usage names one hold: Of may not be deleted while By exists.
+type Usage struct {
+	Key, Name string
+	Of, By    Ref
+}
+
+// Ref is a held or holding object.
+type Ref struct {
+	APIVersion, Kind, Name string
+	// ClusterScoped objects are named with namespace "" from a namespaced
+	// Usage (Crossplane v2.2.1 finder.go derefs an unset namespace to the
+	// Usage's own).
+	ClusterScoped bool
+}
+
+// BootstrapUsages returns the holds among the bootstrap objects and on what
+// they need: each step is held by the next (teardown runs the chain in
+// reverse, workloads first), the kubeconfig, the node group and the hub's
+// Flux access to the spoke by the first step.
+func BootstrapUsages(spoke string) []Usage {
+	steps := BootstrapSteps()
+	ks := func(part string) Ref {
+		return Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: spoke + "-" + part}
+	}
+	var out []Usage
+	for i := 0; i+1 < len(steps); i++ {
+		of, by := steps[i].Part, steps[i+1].Part
+		out = append(out, Usage{Key: "usage-" + of + "-by-" + by, Name: spoke + "-uses-" + of + "-by-" + by, Of: ks(of), By: ks(by)})
+	}
+	first := steps[0].Part
+	for _, h := range []struct {
+		part string
+		of   Ref
+	}{
+		{KubeconfigKey, Ref{APIVersion: "v1", Kind: "ConfigMap", Name: spoke + "-" + KubeconfigKey}},
+		{nodeGroupPart, Ref{APIVersion: "eks.aws.upbound.io/v1beta1", Kind: "NodeGroup", Name: spoke + "-" + nodeGroupPart, ClusterScoped: true}},
+		{"flux-access", Ref{APIVersion: "eks.aws.upbound.io/v1beta1", Kind: "AccessPolicyAssociation", Name: spoke + "-" + fluxAccessPart, ClusterScoped: true}},
+	} {
+		out = append(out, Usage{Key: "usage-" + h.part + "-by-" + first, Name: spoke + "-uses-" + h.part + "-by-" + first, Of: h.of, By: ks(first)})
+	}
+	return out
+}
+
+func bootstrapUsages(spoke string, _ []Step) map[string]Object {
+	out := map[string]Object{}
+	for _, u := range BootstrapUsages(spoke) {
+		// Explicit, as for every namespaced Usage's of (usages.go): "" for a
+		// cluster-scoped object, else the Usage's own namespace (the default
+		// Crossplane would use anyway).
+		of := Object{"name": u.Of.Name, "namespace": BootstrapNamespace}
+		if u.Of.ClusterScoped {
+			of["namespace"] = ""
+		}
+		out[u.Key] = Object{"apiVersion": UsageAPI, "kind": "Usage",
+			"metadata": Object{"name": u.Name, "namespace": BootstrapNamespace},
+			"spec": Object{
+				"replayDeletion": true,
+				"of":             Object{"apiVersion": u.Of.APIVersion, "kind": u.Of.Kind, "resourceRef": of},
+				"by":             Object{"apiVersion": u.By.APIVersion, "kind": u.By.Kind, "resourceRef": Object{"name": u.By.Name}},
+			}}
+	}
+	return out
+}
+
+// deployKeyNotice reports review B1 on a running hub: the deploy-key step
+// was observed, is not Ready and applied no SealedSecret flux-system. seen
+// is false until the step is observed.
+func deployKeyNotice(spoke string, obs map[string]Object) (n Notice, seen bool) {
+	o, seen := obs[StepKeyPrefix+DeployKeyPart]
+	if !seen {
+		return Notice{}, false
+	}
+	if ConditionTrue(o, "Ready") {
+		return Notice{Type: DeployKeyCondition, Status: true, Reason: "Available"}, true
+	}
+	entries, _ := field(o, "status", "inventory", "entries").([]any)
+	for _, e := range entries {
+		if str(e, "id") == sealedSecretInventoryID {
+			return Notice{Type: DeployKeyCondition, Reason: "Unsealing",
+				Message: fmt.Sprintf("%s-%s applied the deploy key; waiting for the spoke's Sealed Secrets to unseal it", spoke, DeployKeyPart)}, true
+		}
+	}
+	return Notice{
+		Type:   DeployKeyCondition,
+		Warn:   true,
+		Reason: "DeployKeyMissing",
+		Message: fmt.Sprintf("spoke %s: gitops-workloads/clusters/%s/flux-system holds no SealedSecret %s/%s, so bootstrap stops at %s-%s; "+
+			"run `%s %s` (or `fleet seal`) and merge", spoke, spoke, deploykey.SecretNamespace, deploykey.SecretName, spoke, DeployKeyPart, cantSeeKeyHint, spoke),
+	}, true
+}
+
+// ConditionTrue reports whether an observed object has condition typ True.
+func ConditionTrue(o any, typ string) bool {
+	conds, _ := field(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		if str(c, "type") == typ {
+			return str(c, "status") == "True"
+		}
+	}
+	return false
+}
+
+// BootstrapReady is the readiness of a bootstrap object from what is
+// observed: a ConfigMap has no conditions and is ready once it exists;
+// everything else when its Ready condition is True.
+func BootstrapReady(o Object) bool {
+	if o == nil {
+		return false
+	}
+	if o["kind"] == "ConfigMap" {
+		return true
+	}
+	return ConditionTrue(o, "Ready")
+}
+
+func field(o any, path ...string) any {
+	for _, p := range path {
+		m, ok := o.(map[string]any)
+		if !ok {
+			return nil
+		}
+		o = m[p]
+	}
+	return o
+}
+
+func str(o any, path ...string) string {
+	s, _ := field(o, path...).(string)
+	return s
+}

@@ -1,0 +1,172 @@
+package compose
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+)
+
+const (
+	eksV1  = "eks.aws.upbound.io/v1beta1"
+	logsV1 = "cloudwatchlogs.aws.upbound.io/v1beta1"
+	// externalName is the annotation naming a managed resource in AWS.
+	externalName = "crossplane.io/external-name"
+	// NodeGroupName is the managed node group's name inside its cluster.
+	NodeGroupName = "default"
+)
+
+// ControlPlaneLogTypes are the EKS control-plane logs every spoke sends to
+// its log group.
+var controlPlaneLogTypes = []any{"api", "audit", "authenticator", "controllerManager", "scheduler"}
+
+// ClusterPart composes the spoke's control-plane log group, EKS cluster,
+// node group, OIDC provider and the access entries (hub Flux, spoke admin
+// role) with the cluster-admin access policy.
+//
+// The log group comes first: the cluster is composed only once the log
+// group is Ready (or the cluster already exists), so EKS never creates
+// /aws/eks/<cluster>/cluster itself without a retention. On teardown the
+// log group is deleted, not orphaned (deletionPolicy Delete, skipDestroy
+// false), after the cluster (a ClusterUsage holds it by the cluster), so
+// EKS cannot recreate it behind us.
+func ClusterPart(p Params, c *Composed) error {
+	if err := checkSpec(p.Spec); err != nil {
+		return err
+	}
+	hub := p.Input.Hub()
+	eks := spokeiam.ClusterName(hub, p.Spoke)
+	name := func(part string) string { return p.Spoke + "-" + part }
+	tags := func() map[string]any {
+		t := map[string]any{}
+		for k, v := range p.Spec.Tags {
+			t[k] = v
+		}
+		t["eksfleet.io/cluster"] = eks
+		return t
+	}
+	mr := func(apiVersion, kind, metaName, extName string, fp Object) Object {
+		md := Object{"name": metaName}
+		if extName != "" {
+			md["annotations"] = Object{externalName: extName}
+		}
+		return Object{"apiVersion": apiVersion, "kind": kind, "metadata": md, "spec": Object{"forProvider": fp}}
+	}
+	ref := func(n string) Object { return Object{"name": n} }
+
+	logGroup := mr(logsV1, "Group", name("logs"), workloadcluster.ControlPlaneLogGroup(eks), Object{
+		"region": p.Spec.Region, "retentionInDays": p.Input.LogRetentionDays, "skipDestroy": false, "tags": tags()})
+	logGroup["spec"].(Object)["deletionPolicy"] = "Delete"
+	if err := c.add("log-group", logGroup); err != nil {
+		return err
+	}
+	_, clusterExists := p.Observed["cluster"]
+	if !clusterExists && !IsReady(p.Observed["log-group"]) {
+		c.Pending = append(c.Pending, "cluster, node group and access entries wait for log group "+workloadcluster.ControlPlaneLogGroup(eks))
+		return nil
+	}
+
+	var subnets, private []any
+	for _, z := range AZSuffixes[:p.Spec.AvailabilityZones] {
+		subnets = append(subnets, ref(name("public-"+z)), ref(name("private-"+z)))
+		private = append(private, ref(name("private-"+z)))
+	}
+	cidrs := slices.Clone(p.Input.HubEgressCIDRs)
+	for _, x := range p.Spec.PublicAccessCIDRs {
+		if !slices.Contains(cidrs, x) {
+			cidrs = append(cidrs, x)
+		}
+	}
+	publicAccess := make([]any, len(cidrs))
+	for i, x := range cidrs {
+		publicAccess[i] = x
+	}
+	if err := c.add("cluster", mr(eksV1, "Cluster", name("eks"), eks, Object{
+		"region":     p.Spec.Region,
+		"version":    p.Spec.KubernetesVersion,
+		"roleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleCluster)),
+		"accessConfig": []any{Object{
+			"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": false}},
+		"enabledClusterLogTypes": slices.Clone(controlPlaneLogTypes),
+		"vpcConfig": []any{Object{
+			"endpointPrivateAccess": true, "endpointPublicAccess": true,
+			// The hub's NAT egress first: a claim never locks out the
+			// hub's Flux, which bootstraps the spoke through it.
+			"publicAccessCidrs": publicAccess,
+			"subnetIdRefs":      subnets,
+		}},
+		"tags": tags(),
+	})); err != nil {
+		return err
+	}
+	if err := c.add("node-group", mr(eksV1, "NodeGroup", name("nodes"), NodeGroupName, Object{
+		"region":         p.Spec.Region,
+		"version":        p.Spec.KubernetesVersion,
+		"clusterNameRef": ref(name("eks")),
+		"nodeRoleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleNode)),
+		"subnetIdRefs":   private,
+		"amiType":        "AL2023_x86_64_STANDARD",
+		"capacityType":   "ON_DEMAND",
+		"instanceTypes":  toAny(p.Spec.Nodes.InstanceTypes),
+		"updateConfig":   []any{Object{"maxUnavailable": 1}},
+		"scalingConfig":  []any{Object{"minSize": p.Spec.Nodes.Min, "desiredSize": p.Spec.Nodes.Desired, "maxSize": p.Spec.Nodes.Max}},
+		"tags":           tags(),
+	})); err != nil {
+		return err
+	}
+	admin := fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", hub.Partition)
+	for _, a := range []struct{ who, principal string }{
+		{"flux", p.Input.FluxRoleARN},
+		{"admin", spokeiam.RoleARN(hub, p.Spoke, spokeiam.RoleAdmin)},
+	} {
+		if err := c.add("access-entry-"+a.who, mr(eksV1, "AccessEntry", name(a.who), "", Object{
+			"region": p.Spec.Region, "clusterNameRef": ref(name("eks")), "type": "STANDARD", "principalArn": a.principal,
+		})); err != nil {
+			return err
+		}
+		if err := c.add("access-policy-"+a.who, mr(eksV1, "AccessPolicyAssociation", name(a.who), "", Object{
+			"region": p.Spec.Region, "clusterNameRef": ref(name("eks")), "principalArn": a.principal,
+			"policyArn": admin, "accessScope": Object{"type": "cluster"},
+		})); err != nil {
+			return err
+		}
+	}
+	c.Status["eksClusterName"] = eks
+	if arn, ok := atProvider(p.Observed["cluster"], "arn").(string); ok && arn != "" {
+		c.Status["clusterArn"] = arn
+	}
+	// The spoke's IRSA identity provider, from the issuer the cluster
+	// reports. No thumbprint: IAM trusts the EKS issuer's CA itself.
+	if issuer := p.oidcIssuer(); issuer != "" {
+		c.Status["oidcIssuer"] = issuer
+		return c.add("oidc-provider", mr(iamV1, "OpenIDConnectProvider", name("oidc"), "", Object{
+			"url": "https://" + issuer, "clientIdList": []any{"sts.amazonaws.com"}, "tags": tags(),
+		}))
+	}
+	return nil
+}
+
+// checkSpec refuses the spec fields the cluster is built from, naming them.
+func checkSpec(s workloadcluster.Spec) error {
+	switch {
+	case s.Region == "":
+		return fmt.Errorf("spec.region is empty")
+	case versions.ValidateKubernetes(s.KubernetesVersion) != nil:
+		return fmt.Errorf("spec.kubernetesVersion: %w", versions.ValidateKubernetes(s.KubernetesVersion))
+	case len(s.Nodes.InstanceTypes) == 0:
+		return fmt.Errorf("spec.nodes.instanceTypes is empty")
+	case s.Nodes.Min < 0 || s.Nodes.Min > s.Nodes.Desired || s.Nodes.Desired > s.Nodes.Max || s.Nodes.Max < 1:
+		return fmt.Errorf("spec.nodes min %d, desired %d, max %d: want 0 <= min <= desired <= max, max >= 1", s.Nodes.Min, s.Nodes.Desired, s.Nodes.Max)
+	}
+	return nil
+}
+
+func toAny[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

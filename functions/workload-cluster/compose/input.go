@@ -1,0 +1,123 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+)
+
+// Input is the function's input (the Composition step's input): the hub
+// facts the function cannot read from the XR. The Composition writes each
+// field as ${VAR} of cluster-info (InputVariables) and the hub's Flux
+// substitutes it, as it did into the P&T Composition.
+type Input struct {
+	HubName          string   `json:"hubName"`
+	AccountID        string   `json:"accountId"`
+	Partition        string   `json:"partition"`
+	HubRegion        string   `json:"hubRegion"`
+	FluxRoleARN      string   `json:"fluxRoleArn"`
+	SpokeBoundaryARN string   `json:"spokeBoundaryArn"`
+	SealingSecretARN string   `json:"sealingSecretArn"`
+	SealingKMSKeyARN string   `json:"sealingKmsKeyArn"`
+	HubEgressCIDRs   []string `json:"hubEgressCidrs"`
+	LogRetentionDays int      `json:"logRetentionDays"`
+	// GitOpsSystemPath is GITOPS_SYSTEM_PATH: the bootstrap
+	// Kustomizations' paths start with it.
+	GitOpsSystemPath string `json:"gitopsSystemPath"`
+}
+
+// InputVariables maps each Input field (JSON name) to the cluster-info
+// variable Flux substitutes into it. The Composition's step input must be
+// exactly these (a test compares them).
+func InputVariables() map[string]string {
+	return map[string]string{
+		"hubName":          clusterinfo.HubName,
+		"accountId":        clusterinfo.AccountID,
+		"partition":        clusterinfo.Partition,
+		"hubRegion":        clusterinfo.Region,
+		"fluxRoleArn":      clusterinfo.FluxRoleARN,
+		"spokeBoundaryArn": clusterinfo.SpokeBoundaryARN,
+		"sealingSecretArn": clusterinfo.SealingSecretARN,
+		"sealingKmsKeyArn": clusterinfo.SealingKMSKeyARN,
+		"hubEgressCidrs":   clusterinfo.HubEgressCIDRs,
+		"logRetentionDays": clusterinfo.LogRetentionDays,
+		"gitopsSystemPath": clusterinfo.SystemPath,
+	}
+}
+
+// InputFrom is the Input Flux produces from cluster-info values (what fleet
+// and the tests feed the function in-process).
+func InputFrom(v clusterinfo.Values[string]) (Input, error) {
+	egress, err := clusterinfo.ParseCIDRs(v.HubEgressCIDRs)
+	if err != nil {
+		return Input{}, err
+	}
+	days, err := strconv.Atoi(v.LogRetentionDays)
+	if err != nil {
+		return Input{}, fmt.Errorf("%s %q: not a number of days", clusterinfo.LogRetentionDays, v.LogRetentionDays)
+	}
+	return Input{
+		HubName: v.HubName, AccountID: v.AccountID, Partition: v.Partition, HubRegion: v.Region,
+		FluxRoleARN: v.FluxRoleARN, SpokeBoundaryARN: v.SpokeBoundaryARN,
+		SealingSecretARN: v.SealingSecretARN, SealingKMSKeyARN: v.SealingKMSKeyARN,
+		HubEgressCIDRs: egress, LogRetentionDays: days, GitOpsSystemPath: v.SystemPath,
+	}, nil
+}
+
+// Hub is the hub as internal/hubiam sees it.
+func (in Input) Hub() hubiam.Env {
+	return hubiam.Env{HubName: in.HubName, AccountID: in.AccountID, Partition: in.Partition, Region: in.HubRegion}
+}
+
+// Validate names every field that would compose something wrong.
+func (in Input) Validate() error {
+	var errs []error
+	bad := func(field, value, want string) {
+		errs = append(errs, fmt.Errorf("function input %s %q: %s (cluster-info %s)", field, value, want, InputVariables()[field]))
+	}
+	for _, f := range []struct{ field, value string }{
+		{"hubName", in.HubName}, {"accountId", in.AccountID}, {"partition", in.Partition}, {"hubRegion", in.HubRegion},
+		{"gitopsSystemPath", in.GitOpsSystemPath},
+	} {
+		if f.value == "" {
+			bad(f.field, f.value, "must be set")
+		}
+	}
+	arn := func(field, value, service, kind string) {
+		prefix := fmt.Sprintf("arn:%s:%s:", in.Partition, service)
+		if !strings.HasPrefix(value, prefix) || !strings.Contains(value, ":"+in.AccountID+":"+kind) {
+			bad(field, value, fmt.Sprintf("must be an ARN %s...:%s:%s... of the hub's account", prefix, in.AccountID, kind))
+		}
+	}
+	arn("fluxRoleArn", in.FluxRoleARN, "iam", "role/")
+	arn("sealingSecretArn", in.SealingSecretARN, "secretsmanager", "secret:")
+	arn("sealingKmsKeyArn", in.SealingKMSKeyARN, "kms", "key/")
+	// The boundary every spoke role carries is derived from the hub name
+	// (spokeiam); cluster-info must name the same policy.
+	if want := in.Hub().BoundaryARN(); in.SpokeBoundaryARN != want {
+		bad("spokeBoundaryArn", in.SpokeBoundaryARN, "must be "+want+", the boundary the hub's program owns")
+	}
+	if len(in.HubEgressCIDRs) == 0 {
+		bad("hubEgressCidrs", "[]", "must list the hub's NAT egress (the hub's Flux reaches the spoke API through it)")
+	}
+	if !slices.Contains(workloadcluster.LogRetentionDays, in.LogRetentionDays) {
+		bad("logRetentionDays", strconv.Itoa(in.LogRetentionDays), fmt.Sprintf("must be a CloudWatch Logs retention, one of %v", workloadcluster.LogRetentionDays))
+	}
+	return errors.Join(errs...)
+}
+
+// spoke is the spokeiam view of one spoke of this hub.
+func (p Params) spoke() spokeiam.Spoke {
+	return spokeiam.Spoke{
+		Hub: p.Input.Hub(), Name: p.Spoke, OIDCIssuer: p.oidcIssuer(),
+		AdminPrincipalARNs: p.Spec.AdminPrincipalARNs, FluxRoleARN: p.Input.FluxRoleARN,
+		SealingSecretARN: p.Input.SealingSecretARN, SealingKMSKeyARN: p.Input.SealingKMSKeyARN,
+	}
+}

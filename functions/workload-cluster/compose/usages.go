@@ -1,0 +1,120 @@
+package compose
+
+import (
+	"slices"
+	"sort"
+)
+
+const protectionV1 = "protection.crossplane.io/v1beta1"
+
+// Hold is one deletion hold: Crossplane keeps Of until By is gone. Both are
+// composition-resource-names; Name is the part after usage- in the hold's
+// own composition-resource-name and after <spoke>-uses- in its name.
+type Hold struct {
+	Name, Of, By string
+}
+
+// Holds lists every hold of a spoke, in teardown terms: IAM roles, their
+// policies and attachments outlive the cluster and nodes that use them; the
+// network and the log group outlive the cluster; the cluster outlives its
+// node group and access entries; the node group and the Flux access outlive
+// the first bootstrap step (the hub's Flux still needs them to remove what
+// it put on the spoke). A hold is composed only when both ends are.
+func Holds() []Hold {
+	h := []Hold{
+		{"role-cluster", "role-cluster", "cluster"},
+		{"role-cluster-eks-by-cluster", "role-cluster-eks", "cluster"},
+		{"role-node", "role-node", "node-group"},
+		{"role-node-worker-by-nodes", "role-node-worker", "node-group"},
+		{"role-node-cni-by-nodes", "role-node-cni", "node-group"},
+		{"role-node-ecr-by-nodes", "role-node-ecr", "node-group"},
+		{"role-admin-by-admin-entry", "role-admin", "access-entry-admin"},
+		{"role-admin-policy-by-admin-entry", "role-admin-policy", "access-entry-admin"},
+		{"cluster-by-nodes", "cluster", "node-group"},
+		{"oidc-by-nodes", "oidc-provider", "node-group"},
+		{"cluster-by-flux-entry", "cluster", "access-entry-flux"},
+		{"flux-entry-by-flux-access", "access-entry-flux", "access-policy-flux"},
+		{"cluster-by-admin-entry", "cluster", "access-entry-admin"},
+		{"admin-entry-by-admin-access", "access-entry-admin", "access-policy-admin"},
+		{"log-group-by-cluster", "log-group", "cluster"},
+		{"vpc-by-cluster", "vpc", "cluster"},
+		{"igw-by-cluster", "internet-gateway", "cluster"},
+		{"route-public-by-cluster", "route-public-default", "cluster"},
+		// namespaced users: Usages in the user's namespace
+		{"nodes-by-eso-controller", "node-group", "bootstrap-eso-controller"},
+		{"flux-access-by-eso-controller", "access-policy-flux", "bootstrap-eso-controller"},
+	}
+	for _, r := range []string{"crossplane", "eso", "lbc"} {
+		h = append(h, Hold{"role-" + r, "role-" + r, "node-group"}, Hold{"role-" + r + "-policy-by-nodes", "role-" + r + "-policy", "node-group"})
+	}
+	for _, z := range AZSuffixes {
+		h = append(h,
+			Hold{"public-" + z + "-by-cluster", "subnet-public-" + z, "cluster"},
+			Hold{"private-" + z + "-by-cluster", "subnet-private-" + z, "cluster"},
+			Hold{"nat-" + z + "-by-cluster", "nat-gateway-" + z, "cluster"},
+			Hold{"route-private-" + z + "-by-cluster", "route-private-" + z + "-default", "cluster"},
+			Hold{"rta-public-" + z + "-by-cluster", "route-table-association-public-" + z, "cluster"},
+			Hold{"rta-private-" + z + "-by-cluster", "route-table-association-private-" + z, "cluster"},
+		)
+	}
+	return h
+}
+
+// Usages composes every hold of Holds whose ends are both composed. A
+// cluster-scoped user gets a ClusterUsage (its `by` has no namespace). A
+// namespaced user gets a namespaced Usage in the user's namespace, naming a
+// cluster-scoped `of` with an explicit empty namespace (Crossplane would
+// look for it in the Usage's namespace otherwise). replayDeletion: a delete
+// refused while held is replayed once the hold goes, so teardown does not
+// wait for the next poll.
+func Usages(p Params, c *Composed) error {
+	holds := Holds()
+	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Name < holds[j].Name })
+	for _, h := range holds {
+		of, by := c.Objects[h.Of], c.Objects[h.By]
+		if of == nil || by == nil {
+			continue
+		}
+		ofRef, ofNS := usageRef(of)
+		byRef, byNS := usageRef(by)
+		u := Object{
+			"apiVersion": protectionV1, "kind": "ClusterUsage",
+			"metadata": Object{"name": p.Spoke + "-uses-" + h.Name},
+			"spec":     Object{"replayDeletion": true, "of": ofRef, "by": byRef},
+		}
+		if byNS != "" {
+			u["kind"] = "Usage"
+			u["metadata"].(Object)["namespace"] = byNS
+			ofRef["resourceRef"].(Object)["namespace"] = ofNS
+			delete(byRef["resourceRef"].(Object), "namespace")
+		} else if ofNS != "" {
+			// A ClusterUsage cannot hold a namespaced object by a
+			// cluster-scoped one in crossplane v2.2.1; no hold asks for it.
+			ofRef["resourceRef"].(Object)["namespace"] = ofNS
+		}
+		if err := c.add("usage-"+h.Name, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func usageRef(o Object) (Object, string) {
+	md, _ := o["metadata"].(Object)
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	return Object{"apiVersion": o["apiVersion"], "kind": o["kind"], "resourceRef": Object{"name": name}}, ns
+}
+
+// HoldsOf returns the names of the holds that keep the object composed
+// under key.
+func HoldsOf(key string) []string {
+	var out []string
+	for _, h := range Holds() {
+		if h.Of == key {
+			out = append(out, h.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

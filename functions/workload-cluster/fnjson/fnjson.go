@@ -1,0 +1,220 @@
+// Package fnjson is the workload-cluster function's whole request→response
+// mapping, over the protobuf JSON form (protojson) of RunFunctionRequest and
+// RunFunctionResponse (apiextensions.fn.proto.v1).
+//
+// Two adapters serve it: fn over function-sdk-go (the deployed function) and
+// xpfn over crossplane/v2's own proto package (in-process render in fleet
+// and the proof). The two proto packages register the same protobuf names,
+// so no binary can link both; each adapter only converts its proto message
+// to and from JSON, and everything that decides what the function answers
+// lives here, once. fnjson imports neither proto package.
+package fnjson
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+)
+
+// ClaimNameLabel is the label Crossplane puts on an XR created from a claim.
+const ClaimNameLabel = "crossplane.io/claim-name"
+
+// TTL is how long Crossplane may cache a response (function-sdk-go's
+// response.DefaultTTL).
+const TTL = "60s"
+
+// Protobuf enum names as protojson writes them.
+const (
+	readyTrue           = "READY_TRUE"
+	readyFalse          = "READY_FALSE"
+	severityFatal       = "SEVERITY_FATAL"
+	severityWarning     = "SEVERITY_WARNING"
+	severityNormal      = "SEVERITY_NORMAL"
+	targetComposite     = "TARGET_COMPOSITE"
+	targetCompositeClam = "TARGET_COMPOSITE_AND_CLAIM"
+	statusTrue          = "STATUS_CONDITION_TRUE"
+	statusFalse         = "STATUS_CONDITION_FALSE"
+)
+
+type resourceJSON struct {
+	Resource          map[string]any    `json:"resource,omitempty"`
+	ConnectionDetails map[string]string `json:"connectionDetails,omitempty"` // bytes: base64, passed through
+	Ready             string            `json:"ready,omitempty"`
+}
+
+type stateJSON struct {
+	Composite *resourceJSON            `json:"composite,omitempty"`
+	Resources map[string]*resourceJSON `json:"resources,omitempty"`
+}
+
+type requestJSON struct {
+	Meta struct {
+		Tag string `json:"tag,omitempty"`
+	} `json:"meta"`
+	Observed stateJSON       `json:"observed"`
+	Desired  *stateJSON      `json:"desired,omitempty"`
+	Input    map[string]any  `json:"input,omitempty"`
+	Context  json.RawMessage `json:"context,omitempty"`
+}
+
+type resultJSON struct {
+	Severity string  `json:"severity"`
+	Message  string  `json:"message"`
+	Reason   *string `json:"reason,omitempty"`
+	Target   string  `json:"target"`
+}
+
+type conditionJSON struct {
+	Type    string  `json:"type"`
+	Status  string  `json:"status"`
+	Reason  string  `json:"reason"`
+	Message *string `json:"message,omitempty"`
+	Target  string  `json:"target"`
+}
+
+type responseJSON struct {
+	Meta struct {
+		Tag string `json:"tag,omitempty"`
+		TTL string `json:"ttl"`
+	} `json:"meta"`
+	Desired    *stateJSON      `json:"desired,omitempty"`
+	Results    []resultJSON    `json:"results,omitempty"`
+	Context    json.RawMessage `json:"context,omitempty"`
+	Conditions []conditionJSON `json:"conditions,omitempty"`
+}
+
+// Run answers one RunFunctionRequest (protojson) with its
+// RunFunctionResponse (protojson). A bad input, XR or spec is answered with
+// a fatal result naming the field, and nothing new is composed; an error is
+// returned only for JSON that is no RunFunctionRequest.
+func Run(request []byte) ([]byte, error) {
+	var req requestJSON
+	if err := json.Unmarshal(request, &req); err != nil {
+		return nil, fmt.Errorf("decode RunFunctionRequest: %w", err)
+	}
+	rsp := responseJSON{Desired: req.Desired, Context: req.Context}
+	rsp.Meta.Tag, rsp.Meta.TTL = req.Meta.Tag, TTL
+	if err := compose1(&req, &rsp); err != nil {
+		rsp.Results = append(rsp.Results, resultJSON{Severity: severityFatal, Message: err.Error(), Target: targetComposite})
+	}
+	b, err := json.Marshal(rsp)
+	if err != nil {
+		return nil, fmt.Errorf("encode RunFunctionResponse: %w", err)
+	}
+	return b, nil
+}
+
+// compose1 composes the spoke into rsp: every desired composed resource with
+// its readiness, the XR status and readiness, and the notices as results
+// and conditions.
+func compose1(req *requestJSON, rsp *responseJSON) error {
+	p, err := Params(req.Input, req.Observed.Composite.resource())
+	if err != nil {
+		return err
+	}
+	p.Observed = map[string]compose.Object{}
+	for name, o := range req.Observed.Resources {
+		if o != nil && o.Resource != nil {
+			p.Observed[name] = o.Resource
+		}
+	}
+	out, err := compose.Compose(p)
+	if err != nil {
+		return fmt.Errorf("compose spoke: %w", err)
+	}
+	if rsp.Desired == nil {
+		rsp.Desired = &stateJSON{}
+	}
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*resourceJSON{}
+	}
+	for _, key := range slices.Sorted(maps.Keys(out.Objects)) {
+		r := &resourceJSON{Resource: out.Objects[key], Ready: readyFalse}
+		if compose.BootstrapReady(p.Observed[key]) {
+			r.Ready = readyTrue
+		}
+		rsp.Desired.Resources[key] = r
+	}
+	xr := rsp.Desired.Composite
+	if xr == nil {
+		xr = &resourceJSON{}
+	}
+	if xr.Resource == nil {
+		xr.Resource = map[string]any{}
+	}
+	if len(out.Status) > 0 {
+		xr.Resource["status"] = out.Status
+	}
+	// Crossplane derives XR readiness from the composed resources only;
+	// while parts are withheld (waiting for the log group or the OIDC
+	// issuer) the XR is not ready even if everything composed so far is.
+	if len(out.Pending) > 0 {
+		xr.Ready = readyFalse
+		for _, why := range out.Pending {
+			rsp.Results = append(rsp.Results, resultJSON{Severity: severityNormal, Message: why, Target: targetComposite})
+		}
+	}
+	rsp.Desired.Composite = xr
+	for _, n := range out.Notices {
+		if n.Status {
+			rsp.Conditions = append(rsp.Conditions, conditionJSON{Type: n.Type, Status: statusTrue, Reason: n.Reason, Target: targetCompositeClam})
+			continue
+		}
+		msg, reason := n.Message, n.Reason
+		if n.Warn {
+			rsp.Results = append(rsp.Results, resultJSON{Severity: severityWarning, Message: msg, Reason: &reason, Target: targetCompositeClam})
+		}
+		rsp.Conditions = append(rsp.Conditions, conditionJSON{Type: n.Type, Status: statusFalse, Reason: reason, Message: &msg, Target: targetCompositeClam})
+	}
+	return nil
+}
+
+func (r *resourceJSON) resource() map[string]any {
+	if r == nil {
+		return nil
+	}
+	return r.Resource
+}
+
+// Params reads what compose needs from the step input and the observed XR:
+// the hub facts from the input, the spoke from the claim label, the spec
+// from the XR.
+func Params(input, xr map[string]any) (compose.Params, error) {
+	var in compose.Input
+	if input != nil {
+		b, err := json.Marshal(input)
+		if err != nil {
+			return compose.Params{}, fmt.Errorf("read function input: %w", err)
+		}
+		if err := json.Unmarshal(b, &in); err != nil {
+			return compose.Params{}, fmt.Errorf("read function input: %w", err)
+		}
+	}
+	if xr == nil {
+		return compose.Params{}, fmt.Errorf("the request has no observed XR")
+	}
+	md, _ := xr["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	labels, _ := md["labels"].(map[string]any)
+	spoke, _ := labels[ClaimNameLabel].(string)
+	if spoke == "" {
+		return compose.Params{}, fmt.Errorf("XR %s has no %s label: create it from a WorkloadCluster claim", name, ClaimNameLabel)
+	}
+	raw, ok := xr["spec"]
+	if !ok {
+		return compose.Params{}, fmt.Errorf("XR %s has no spec", name)
+	}
+	var spec workloadcluster.Spec
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return compose.Params{}, fmt.Errorf("read XR %s spec: %w", name, err)
+	}
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return compose.Params{}, fmt.Errorf("read XR %s spec: %w", name, err)
+	}
+	return compose.Params{Input: in, Spoke: spoke, Spec: spec}, nil
+}
