@@ -33,7 +33,7 @@ func info() clusterinfo.Values[pulumi.StringInput] {
 	v.SealingActiveKeySecret, v.SealingPreviousKeySecret = pulumi.String(ex.SealingActiveKeySecret), pulumi.String(ex.SealingPreviousKeySecret)
 	v.GitURL, v.GitBranch, v.SystemPath = pulumi.String(ex.GitURL), pulumi.String(ex.GitBranch), pulumi.String(ex.SystemPath)
 	v.FluxVersion, v.FluxOperatorVersion = pulumi.String(ex.FluxVersion), pulumi.String(ex.FluxOperatorVersion)
-	v.LogRetentionDays = pulumi.String(ex.LogRetentionDays)
+	v.LogRetentionDays, v.FunctionRegistry = pulumi.String(ex.LogRetentionDays), pulumi.String(ex.FunctionRegistry)
 	return v
 }
 
