@@ -1,12 +1,7 @@
 package test
 
 import (
-	"bytes"
-	"context"
-	"strings"
 	"testing"
-
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
 )
 
 // TestImpersonationRBAC runs `fleet validate` on the repository's tree and
@@ -18,11 +13,7 @@ func TestImpersonationRBAC(t *testing.T) {
 		binding = "gitops-workloads/teams/payments/rolebinding.yaml"
 		rw      = "verbs: [get, list, watch, create, update, patch, delete]"
 	)
-	tests := []struct {
-		name  string
-		edits []factEdit
-		want  []string // every one in the output; none: validate passes
-	}{
+	tests := []plantedTree{
 		{"committed tree", nil, nil},
 		{"missing delete verb: prune fails", []factEdit{{role, "resources: [deployments]\n    " + rw, "resources: [deployments]\n    verbs: [get, list, watch, create, update, patch]"}},
 			[]string{"[impersonation]", "prune Deployment payments/payment-app", "may not delete deployments.apps in namespace payments"}},
@@ -37,29 +28,5 @@ func TestImpersonationRBAC(t *testing.T) {
 		{"binding in another namespace", []factEdit{{binding, "namespace: flux-system", "namespace: payments"}},
 			[]string{"service account flux-system/team-payments may not"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tree := "../manifests"
-			if tt.edits != nil {
-				tree = mutateRepo(t, tt.edits...)
-			}
-			var out, errOut bytes.Buffer
-			code := fleetcmd.Run(context.Background(), []string{"validate", tree}, &out, &errOut)
-			all := out.String() + errOut.String()
-			if tt.want == nil {
-				if code != 0 {
-					t.Fatalf("fleet validate exit %d:\n%s", code, all)
-				}
-				return
-			}
-			if code == 0 {
-				t.Fatalf("fleet validate passed a planted error:\n%s", all)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(all, w) {
-					t.Errorf("output lacks %q:\n%s", w, all)
-				}
-			}
-		})
-	}
+	validatePlanted(t, tests)
 }

@@ -1,12 +1,7 @@
 package test
 
 import (
-	"bytes"
-	"context"
-	"strings"
 	"testing"
-
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
 )
 
 // TestSecretStoresServeOnlyTheirNamespaces runs `fleet validate` on the
@@ -21,11 +16,7 @@ func TestSecretStoresServeOnlyTheirNamespaces(t *testing.T) {
 		spoke = "gitops-system/spoke-bootstrap/secret-store/cluster-secret-store.yaml"
 		cond  = "  conditions:\n    - namespaces:\n        - sealed-secrets\n"
 	)
-	tests := []struct {
-		name  string
-		edits []factEdit
-		want  []string
-	}{
+	tests := []plantedTree{
 		{"committed tree", nil, nil},
 		{"hub store without conditions", []factEdit{{hub, cond, ""}},
 			[]string{"[secret-store]", hub, "serves every namespace"}},
@@ -36,29 +27,5 @@ func TestSecretStoresServeOnlyTheirNamespaces(t *testing.T) {
 		{"hub store that refuses the sealing keys' namespace", []factEdit{{hub, "        - sealed-secrets\n", "        - sealing\n"}},
 			[]string{"does not serve namespace sealed-secrets"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tree := "../manifests"
-			if tt.edits != nil {
-				tree = mutateRepo(t, tt.edits...)
-			}
-			var out, errOut bytes.Buffer
-			code := fleetcmd.Run(context.Background(), []string{"validate", tree}, &out, &errOut)
-			all := out.String() + errOut.String()
-			if tt.want == nil {
-				if code != 0 {
-					t.Fatalf("fleet validate exit %d:\n%s", code, all)
-				}
-				return
-			}
-			if code == 0 {
-				t.Fatalf("fleet validate passed a planted error:\n%s", all)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(all, w) {
-					t.Errorf("output lacks %q:\n%s", w, all)
-				}
-			}
-		})
-	}
+	validatePlanted(t, tests)
 }
