@@ -2,6 +2,7 @@ package kbuild
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,7 +19,12 @@ import (
 // with its own post-build variables.
 func cacheFixture(t *testing.T) string {
 	root := t.TempDir()
-	write(t, root, "boot/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [cm.yaml, deploy.yaml]\n")
+	write(t, root, "boot/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [static.yaml, disabled.yaml, cm.yaml, deploy.yaml]\n")
+	// static.yaml has no '$': its substitution does not depend on the
+	// variables. The quoted "yes" and the 0777 change under YAML 1.1 if the
+	// round trip Flux makes is skipped or done differently.
+	write(t, root, "boot/static.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: agent\n  namespace: boot\n  annotations:\n    flag: \"yes\"\n    mode: \"0777\"\n")
+	write(t, root, "boot/disabled.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: literal\n  namespace: boot\n  labels:\n    kustomize.toolkit.fluxcd.io/substitute: disabled\ndata:\n  script: echo ${NOT_A_VAR}\n")
 	write(t, root, "boot/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: info\n  namespace: boot\ndata:\n  cluster: ${CLUSTER_NAME}\n  region: ${AWS_REGION}\n  replicas: ${quote}${REPLICAS}${quote}\n")
 	write(t, root, "boot/deploy.yaml", `apiVersion: apps/v1
 kind: Deployment
@@ -97,7 +103,7 @@ func TestCacheSameAsUncached(t *testing.T) {
 	}
 	for i, spoke := range []string{"alpha", "beta"} {
 		for _, o := range cached[i] {
-			if o.GetKind() == "ConfigMap" {
+			if o.GetKind() == "ConfigMap" && o.GetName() == "fleet-info" {
 				if got := o.Object["data"].(map[string]any)["cluster"]; got != spoke {
 					t.Errorf("%s: ConfigMap data.cluster = %v, want %s", spoke, got, spoke)
 				}
@@ -163,5 +169,72 @@ func TestCacheStrictErrorPerKustomization(t *testing.T) {
 	}
 	if hits, misses := cache.Stats(); hits != 2 || misses != 1 {
 		t.Errorf("cache hits/misses = %d/%d, want 2/1", hits, misses)
+	}
+}
+
+// TestCacheSameAsUncachedEdges: the cached build's shortcut for resources
+// whose result does not depend on the variables gives what Flux's code
+// gives, results and errors, for every way substitution can go: none, no
+// variables, the Always strategy, a variable name Flux refuses, a missing
+// substituteFrom object, a missing variable.
+func TestCacheSameAsUncachedEdges(t *testing.T) {
+	ctx := context.Background()
+	root := cacheFixture(t)
+	vars := NewVarClient(clusterInfoVars()[0])
+	for name, edit := range map[string]func(*kustomizev1.Kustomization){
+		"substitution": func(*kustomizev1.Kustomization) {},
+		"no postBuild": func(ks *kustomizev1.Kustomization) { ks.Spec.PostBuild = nil },
+		"no variables": func(ks *kustomizev1.Kustomization) { ks.Spec.PostBuild = &kustomizev1.PostBuild{} },
+		"always": func(ks *kustomizev1.Kustomization) {
+			ks.Spec.PostBuild = &kustomizev1.PostBuild{}
+			ks.Spec.PostBuild.SubstituteStrategy = kustomizev1.SubstituteStrategyAlways
+		},
+		"bad var name": func(ks *kustomizev1.Kustomization) { ks.Spec.PostBuild.Substitute["bad-name"] = "x" },
+		"missing from": func(ks *kustomizev1.Kustomization) { ks.Spec.PostBuild.SubstituteFrom[0].Name = "absent" },
+		"missing var":  func(ks *kustomizev1.Kustomization) { delete(ks.Spec.PostBuild.Substitute, "REPLICAS") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cache := NewCache()
+			for _, spoke := range []string{"alpha", "beta"} {
+				ks := spokeKs(spoke, "2")
+				edit(ks)
+				got, gotErr := cache.Build(ctx, root, ks, vars)
+				want, wantErr := Build(ctx, root, ks, vars)
+				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+					t.Fatalf("%s: cached error %v, uncached error %v", spoke, gotErr, wantErr)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: cached build differs from uncached build:\ncached:   %v\nuncached: %v", spoke, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCacheSharesStaticObjects: every spoke gets the same object for a
+// resource whose substitution does not depend on the variables (memory and
+// validation then cost once), and its own object for one that does.
+func TestCacheSharesStaticObjects(t *testing.T) {
+	ctx := context.Background()
+	root := cacheFixture(t)
+	vars := NewVarClient(clusterInfoVars()[0])
+	cache := NewCache()
+	a, err := cache.Build(ctx, root, spokeKs("alpha", "2"), vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cache.Build(ctx, root, spokeKs("beta", "3"), vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != len(b) {
+		t.Fatalf("%d and %d objects", len(a), len(b))
+	}
+	for i := range a {
+		shared := a[i] == b[i]
+		static := a[i].GetKind() == "ServiceAccount" || a[i].GetName() == "fleet-literal"
+		if shared != static {
+			t.Errorf("%s %s: shared between spokes = %t, want %t", a[i].GetKind(), a[i].GetName(), shared, static)
+		}
 	}
 }

@@ -73,6 +73,9 @@ type cacheEntry struct {
 	once sync.Once
 	res  resmap.ResMap
 	err  error
+	// prep holds, per resource of res, what substitution needs and the
+	// results that do not depend on the variables (see prepare).
+	prep []prepared
 }
 
 // NewCache returns an empty build cache.
@@ -149,12 +152,15 @@ func (c *Cache) Build(ctx context.Context, sourceRoot string, ks *kustomizev1.Ku
 			c.hits++
 		}
 		c.mu.Unlock()
-		e.once.Do(func() { e.res, e.err = kustomizeBuild(root, ks, u) })
+		e.once.Do(func() {
+			if e.res, e.err = kustomizeBuild(root, ks, u); e.err == nil {
+				e.prep = prepare(e.res)
+			}
+		})
 		if e.err != nil {
 			return nil, e.err
 		}
-		// Substitution rewrites resources in place: work on a copy.
-		m = e.res.DeepCopy()
+		return e.postBuild(ctx, ks, u, vars)
 	}
 	if err != nil {
 		return nil, err
@@ -242,15 +248,9 @@ func postBuild(ctx context.Context, m resmap.ResMap, ks *kustomizev1.Kustomizati
 	}
 	out := make([]*unstructured.Unstructured, 0, m.Size())
 	for _, res := range m.Resources() {
-		// Through JSON, so numbers are int64/float64 as in any object read
-		// from the API server.
-		b, err := res.MarshalJSON()
+		u, err := toUnstructured(res)
 		if err != nil {
-			return nil, fmt.Errorf("convert %s/%s: %w", res.GetKind(), res.GetName(), err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(b); err != nil {
-			return nil, fmt.Errorf("convert %s/%s: %w", res.GetKind(), res.GetName(), err)
+			return nil, err
 		}
 		out = append(out, u)
 	}

@@ -348,9 +348,20 @@ type validation struct {
 
 // validateAll validates the objects concurrently (the validator is safe
 // for concurrent use and validation is independent per object), bounded
-// by GOMAXPROCS, then reports in the order given.
+// by GOMAXPROCS, then reports in the order given. An object that several
+// jobs hold (the build cache gives every spoke the same object for a
+// resource whose substitution does not depend on the spoke, see
+// kbuild.Cache) is validated once and reported for each.
 func (r *run) validateAll(jobs []validation) {
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
+	first := make(map[*unstructured.Unstructured]int, len(jobs))
+	var distinct []int
+	for i, j := range jobs {
+		if _, ok := first[j.obj]; !ok {
+			first[j.obj] = i
+			distinct = append(distinct, i)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(distinct))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
@@ -358,17 +369,18 @@ func (r *run) validateAll(jobs []validation) {
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(jobs) {
+				n := int(next.Add(1)) - 1
+				if n >= len(distinct) {
 					return
 				}
+				i := distinct[n]
 				jobs[i].errs = r.v.Validate(r.ctx, jobs[i].obj)
 			}
 		}()
 	}
 	wg.Wait()
 	for _, j := range jobs {
-		r.addValidation(j.check, j.file, j.name, j.obj, j.errs)
+		r.addValidation(j.check, j.file, j.name, j.obj, jobs[first[j.obj]].errs)
 	}
 }
 

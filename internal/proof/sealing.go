@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -309,6 +310,10 @@ func (r *run) checkSealing() {
 	}
 	sort.Strings(clusters)
 	clusters = append([]string{kbuild.Hub}, clusters...)
+	// Every spoke's sealing ExternalSecrets are usually the same objects
+	// after substitution: the round trip (an RSA-4096 decryption) runs once
+	// per distinct content, not once per cluster.
+	var proved contentMemo
 	// HelmReleases by the cluster they install onto, in build order (one
 	// pass, not one per cluster).
 	releases := map[string][]kbuild.Built{}
@@ -328,7 +333,7 @@ func (r *run) checkSealing() {
 		for _, b := range bs {
 			ess = append(ess, b.Object)
 		}
-		if err := ProveSealing(kp.CertPEM, doc, ess, r.info); err != nil {
+		if err := proved.do(ess, func() error { return ProveSealing(kp.CertPEM, doc, ess, r.info) }); err != nil {
 			r.add(CheckSealing, r.fileOf(bs[0]), objectName(bs[0].Object, c), "%v", err)
 		}
 		r.checkSealingController(c, releases[c])
@@ -380,4 +385,34 @@ func (r *run) checkSealingController(cluster string, releases []kbuild.Built) {
 			r.add(CheckSealing, file, name, "values.keyrenewperiod is not set: the controller would generate and rotate its own keys; set it to \"0\"")
 		}
 	}
+}
+
+// contentMemo remembers a pure check's result by the content of the
+// objects it checks.
+type contentMemo struct {
+	m map[string]error
+}
+
+// do returns check's result for objs, running it only for content not seen
+// before (check must depend on nothing but objs and values fixed for the
+// memo's life).
+func (c *contentMemo) do(objs []*unstructured.Unstructured, check func() error) error {
+	var key strings.Builder
+	for _, o := range objs {
+		b, err := json.Marshal(o.Object)
+		if err != nil {
+			return check()
+		}
+		key.Write(b)
+		key.WriteByte(0)
+	}
+	if err, ok := c.m[key.String()]; ok {
+		return err
+	}
+	err := check()
+	if c.m == nil {
+		c.m = map[string]error{}
+	}
+	c.m[key.String()] = err
+	return err
 }

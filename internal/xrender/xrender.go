@@ -151,7 +151,7 @@ func (r Renderer) Render(ctx context.Context, claim *unstructured.Unstructured, 
 		}
 	}
 	for i := range out.ComposedResources {
-		cd := out.ComposedResources[i].Unstructured.DeepCopy()
+		cd := &out.ComposedResources[i].Unstructured // out is not used again: no copy
 		// Names the API server would generate are given deterministically.
 		if cd.GetName() == "" && cd.GetGenerateName() != "" {
 			cd.SetName(generatedName(cd))

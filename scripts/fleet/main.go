@@ -3,6 +3,12 @@
 //
 // FLEET_CPUPROFILE=FILE and FLEET_MEMPROFILE=FILE write Go CPU and heap
 // profiles of the run (for `go tool pprof -top`); see docs/performance.md.
+//
+// Garbage collection: fleet allocates much and keeps little (validating 100
+// clusters allocates gigabytes; what stays live is ~150 MB), so it runs the
+// collector at GOGC=200 instead of 100, about 15% less CPU for about half
+// again the peak memory, under a 2 GiB soft memory limit that keeps large
+// fleets where GOGC=100 would put them. GOGC and GOMEMLIMIT, when set, win.
 package main
 
 import (
@@ -11,18 +17,37 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
 )
 
 func main() {
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	stopProfile := startProfiles()
 	code := fleetcmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// Collector settings (see the package comment).
+const (
+	gcPercent   = 200
+	memoryLimit = 2 << 30
+)
+
+// tuneGC applies gcPercent and memoryLimit unless the environment sets
+// GOGC or GOMEMLIMIT.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 }
 
 // startProfiles starts the profiles the environment asks for and returns

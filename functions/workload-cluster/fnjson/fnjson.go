@@ -40,35 +40,41 @@ const (
 	statusFalse         = "STATUS_CONDITION_FALSE"
 )
 
-type resourceJSON struct {
+// Resource is a resource of a State (protojson: apiextensions.fn.proto.v1.Resource).
+type Resource struct {
 	Resource          map[string]any    `json:"resource,omitempty"`
 	ConnectionDetails map[string]string `json:"connectionDetails,omitempty"` // bytes: base64, passed through
-	Ready             string            `json:"ready,omitempty"`
+	Ready             string            `json:"ready,omitempty"`             // a Ready enum name, "" unspecified
 }
 
-type stateJSON struct {
-	Composite *resourceJSON            `json:"composite,omitempty"`
-	Resources map[string]*resourceJSON `json:"resources,omitempty"`
+// State is the observed or desired state (protojson: State).
+type State struct {
+	Composite *Resource            `json:"composite,omitempty"`
+	Resources map[string]*Resource `json:"resources,omitempty"`
 }
 
-type requestJSON struct {
+// Request is what of a RunFunctionRequest the function reads (protojson).
+type Request struct {
 	Meta struct {
 		Tag string `json:"tag,omitempty"`
 	} `json:"meta"`
-	Observed stateJSON       `json:"observed"`
-	Desired  *stateJSON      `json:"desired,omitempty"`
+	Observed State           `json:"observed"`
+	Desired  *State          `json:"desired,omitempty"`
 	Input    map[string]any  `json:"input,omitempty"`
 	Context  json.RawMessage `json:"context,omitempty"`
 }
 
-type resultJSON struct {
+// Result is a result of the response (protojson: Result); enum fields
+// hold the enum value names.
+type Result struct {
 	Severity string  `json:"severity"`
 	Message  string  `json:"message"`
 	Reason   *string `json:"reason,omitempty"`
 	Target   string  `json:"target"`
 }
 
-type conditionJSON struct {
+// Condition is a condition of the response (protojson: Condition).
+type Condition struct {
 	Type    string  `json:"type"`
 	Status  string  `json:"status"`
 	Reason  string  `json:"reason"`
@@ -76,15 +82,16 @@ type conditionJSON struct {
 	Target  string  `json:"target"`
 }
 
-type responseJSON struct {
+// Response is the RunFunctionResponse the function answers (protojson).
+type Response struct {
 	Meta struct {
 		Tag string `json:"tag,omitempty"`
 		TTL string `json:"ttl"`
 	} `json:"meta"`
-	Desired    *stateJSON      `json:"desired,omitempty"`
-	Results    []resultJSON    `json:"results,omitempty"`
+	Desired    *State          `json:"desired,omitempty"`
+	Results    []Result        `json:"results,omitempty"`
 	Context    json.RawMessage `json:"context,omitempty"`
-	Conditions []conditionJSON `json:"conditions,omitempty"`
+	Conditions []Condition     `json:"conditions,omitempty"`
 }
 
 // Run answers one RunFunctionRequest (protojson) with its
@@ -92,26 +99,33 @@ type responseJSON struct {
 // a fatal result naming the field, and nothing new is composed; an error is
 // returned only for JSON that is no RunFunctionRequest.
 func Run(request []byte) ([]byte, error) {
-	var req requestJSON
+	var req Request
 	if err := json.Unmarshal(request, &req); err != nil {
 		return nil, fmt.Errorf("decode RunFunctionRequest: %w", err)
 	}
-	rsp := responseJSON{Desired: req.Desired, Context: req.Context}
-	rsp.Meta.Tag, rsp.Meta.TTL = req.Meta.Tag, TTL
-	if err := compose1(&req, &rsp); err != nil {
-		rsp.Results = append(rsp.Results, resultJSON{Severity: severityFatal, Message: err.Error(), Target: targetComposite})
-	}
-	b, err := json.Marshal(rsp)
+	b, err := json.Marshal(Answer(&req))
 	if err != nil {
 		return nil, fmt.Errorf("encode RunFunctionResponse: %w", err)
 	}
 	return b, nil
 }
 
+// Answer is Run on the decoded request: an adapter that can build Request
+// from its proto message without the JSON text calls it directly. The
+// response shares req's desired state and context.
+func Answer(req *Request) *Response {
+	rsp := &Response{Desired: req.Desired, Context: req.Context}
+	rsp.Meta.Tag, rsp.Meta.TTL = req.Meta.Tag, TTL
+	if err := compose1(req, rsp); err != nil {
+		rsp.Results = append(rsp.Results, Result{Severity: severityFatal, Message: err.Error(), Target: targetComposite})
+	}
+	return rsp
+}
+
 // compose1 composes the spoke into rsp: every desired composed resource with
 // its readiness, the XR status and readiness, and the notices as results
 // and conditions.
-func compose1(req *requestJSON, rsp *responseJSON) error {
+func compose1(req *Request, rsp *Response) error {
 	p, err := Params(req.Input, req.Observed.Composite.resource())
 	if err != nil {
 		return err
@@ -127,13 +141,13 @@ func compose1(req *requestJSON, rsp *responseJSON) error {
 		return fmt.Errorf("compose spoke: %w", err)
 	}
 	if rsp.Desired == nil {
-		rsp.Desired = &stateJSON{}
+		rsp.Desired = &State{}
 	}
 	if rsp.Desired.Resources == nil {
-		rsp.Desired.Resources = map[string]*resourceJSON{}
+		rsp.Desired.Resources = map[string]*Resource{}
 	}
 	for _, key := range slices.Sorted(maps.Keys(out.Objects)) {
-		r := &resourceJSON{Resource: out.Objects[key], Ready: readyFalse}
+		r := &Resource{Resource: out.Objects[key], Ready: readyFalse}
 		if compose.BootstrapReady(p.Observed[key]) {
 			r.Ready = readyTrue
 		}
@@ -141,7 +155,7 @@ func compose1(req *requestJSON, rsp *responseJSON) error {
 	}
 	xr := rsp.Desired.Composite
 	if xr == nil {
-		xr = &resourceJSON{}
+		xr = &Resource{}
 	}
 	if xr.Resource == nil {
 		xr.Resource = map[string]any{}
@@ -155,25 +169,25 @@ func compose1(req *requestJSON, rsp *responseJSON) error {
 	if len(out.Pending) > 0 {
 		xr.Ready = readyFalse
 		for _, why := range out.Pending {
-			rsp.Results = append(rsp.Results, resultJSON{Severity: severityNormal, Message: why, Target: targetComposite})
+			rsp.Results = append(rsp.Results, Result{Severity: severityNormal, Message: why, Target: targetComposite})
 		}
 	}
 	rsp.Desired.Composite = xr
 	for _, n := range out.Notices {
 		if n.Status {
-			rsp.Conditions = append(rsp.Conditions, conditionJSON{Type: n.Type, Status: statusTrue, Reason: n.Reason, Target: targetCompositeClam})
+			rsp.Conditions = append(rsp.Conditions, Condition{Type: n.Type, Status: statusTrue, Reason: n.Reason, Target: targetCompositeClam})
 			continue
 		}
 		msg, reason := n.Message, n.Reason
 		if n.Warn {
-			rsp.Results = append(rsp.Results, resultJSON{Severity: severityWarning, Message: msg, Reason: &reason, Target: targetCompositeClam})
+			rsp.Results = append(rsp.Results, Result{Severity: severityWarning, Message: msg, Reason: &reason, Target: targetCompositeClam})
 		}
-		rsp.Conditions = append(rsp.Conditions, conditionJSON{Type: n.Type, Status: statusFalse, Reason: reason, Message: &msg, Target: targetCompositeClam})
+		rsp.Conditions = append(rsp.Conditions, Condition{Type: n.Type, Status: statusFalse, Reason: reason, Message: &msg, Target: targetCompositeClam})
 	}
 	return nil
 }
 
-func (r *resourceJSON) resource() map[string]any {
+func (r *Resource) resource() map[string]any {
 	if r == nil {
 		return nil
 	}
