@@ -285,7 +285,7 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 		fleettree.DeployKeyFile))
 	ch.Write(fleettree.DeployKeyRel(name), append([]byte("# Deploy key of spoke "+name+" (public part: "+dk.Public+")\n"), sealed...))
 
-	if err := a.checkStaged(ctx, t, ch, name); err != nil {
+	if err := a.checkStaged(ctx, t, claims, ch, name); err != nil {
 		return err
 	}
 	if f.dryRun {
@@ -309,12 +309,14 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 	return nil
 }
 
-// checkStaged runs the offline proof on a copy of the tree with the change
-// applied, and fails on findings about the cluster's files or objects.
-func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.Change, name string) error {
+// checkStaged runs the offline proof on the tree with the change applied,
+// and fails on findings about the cluster's files or objects. claims are
+// the tree's claims before the change.
+func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, claims []fleettree.ClaimFile, ch *treeedit.Change, name string) error {
 	// Policy listing checks on the staged tree always run; the proof only
-	// when available.
-	dir, cleanup, err := ch.Stage(t.Root)
+	// when available. The staged tree is a view (links to the tree's
+	// files): nothing of the tree is copied.
+	dir, cleanup, err := ch.StageView(t.Root)
 	if err != nil {
 		return err
 	}
@@ -336,10 +338,14 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.C
 	problems = append(problems, relevant(pf, ch, name)...)
 	if a.deps.Prover != nil {
 		// Only the change's own cluster renders (its claim and spoke
-		// directories in full); the hub tree builds and validates in full
-		// and the fleet-wide invariants are the policy findings above, so
-		// the cost does not grow with the fleet's spokes.
-		rep, err := a.deps.Prover.Prove(fleetvalidate.WithClaims(WithQuickProof(ctx), []string{name}), dir, vinfo)
+		// directories in full); the hub tree builds and validates with
+		// the claims in scope only (the other clusters' claim files and
+		// workloads folders are left out: requestPrune), and the
+		// fleet-wide invariants are the policy findings above over every
+		// claim, so the cost does not grow with the fleet's spokes.
+		scope := []string{name}
+		req := request{root: t.Root, change: ch, prune: requestPrune(t, claims, ch, scope)}
+		rep, err := a.deps.Prover.Prove(withRequest(fleetvalidate.WithClaims(WithQuickProof(ctx), scope), req), dir, vinfo)
 		if err != nil {
 			return fmt.Errorf("offline proof of the changed tree: %w", err)
 		}
@@ -348,13 +354,14 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.C
 			// Tell apart what this change causes from what the system
 			// tree already gets wrong for every spoke: prove the tree as
 			// it is and compare, with spoke names abstracted.
-			claims, _, _ := t.ClaimsLenient()
 			var names []string
 			for _, c := range claims {
 				names = append(names, c.Claim.Metadata.Name)
 			}
 			// One existing spoke stands for all of them.
-			base, err := a.deps.Prover.Prove(fleetvalidate.WithClaims(WithQuickProof(ctx), names[:min(1, len(names))]), t.Root, vinfo)
+			scope := names[:min(1, len(names))]
+			req := request{root: t.Root, prune: requestPrune(t, claims, nil, scope)}
+			base, err := a.deps.Prover.Prove(withRequest(fleetvalidate.WithClaims(WithQuickProof(ctx), scope), req), t.Root, vinfo)
 			if err != nil {
 				return fmt.Errorf("offline proof of the tree: %w", err)
 			}
@@ -387,6 +394,47 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.C
 		fmt.Fprintf(&b, "\n  - %s: [%s] %s %s", p.File, p.Check, p.Object, p.Message)
 	}
 	return &exitError{code: ExitFailed, err: fmt.Errorf("%s", b.String())}
+}
+
+// requestPrune lists what the proof of a request for the clusters in scope
+// does not reach: the claim files of the tree (claims, before the change)
+// that hold no claim in scope, and the workloads folders of the other
+// clusters, unless the change touches them. Each of those clusters is
+// unchanged; what relates it to the ones in scope (names, CIDRs, listing,
+// folders) is the policy findings over every claim.
+func requestPrune(t *fleettree.Tree, claims []fleettree.ClaimFile, ch *treeedit.Change, scope []string) []string {
+	touched := func(rel string) bool {
+		if ch == nil {
+			return false
+		}
+		for _, p := range ch.Paths() {
+			if p == rel || strings.HasPrefix(p, rel+"/") || strings.HasPrefix(rel, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	inScope := map[string]bool{}
+	for _, c := range claims {
+		if slices.Contains(scope, c.Claim.Metadata.Name) {
+			inScope[c.Rel] = true
+		}
+	}
+	var out []string
+	for _, c := range claims {
+		if !inScope[c.Rel] && !touched(c.Rel) && !slices.Contains(out, c.Rel) {
+			inScope[c.Rel] = true // listed once
+			out = append(out, c.Rel)
+		}
+	}
+	entries, _ := os.ReadDir(t.Path(fleettree.WorkloadsDir))
+	for _, e := range entries {
+		rel := fleettree.WorkloadsRel(e.Name())
+		if e.IsDir() && !slices.Contains(scope, e.Name()) && !touched(rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // findingKey identifies a finding with the given spoke names replaced, so
@@ -476,7 +524,7 @@ func (a *app) clusterUpgrade(ctx context.Context, name, to string, dryRun bool) 
 	if err != nil {
 		return err
 	}
-	c, _, err := a.findClaim(t, name)
+	c, claims, err := a.findClaim(t, name)
 	if err != nil {
 		return err
 	}
@@ -502,7 +550,7 @@ func (a *app) clusterUpgrade(ctx context.Context, name, to string, dryRun bool) 
 	}
 	ch := treeedit.New()
 	ch.Write(c.Rel, nb)
-	if err := a.checkStaged(ctx, t, ch, name); err != nil {
+	if err := a.checkStaged(ctx, t, claims, ch, name); err != nil {
 		return err
 	}
 	if dryRun {

@@ -10,6 +10,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleetvalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
+	"github.com/gitops-fleet/eks-fleet/internal/treeedit"
 	"github.com/gitops-fleet/eks-fleet/internal/xrender"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
@@ -32,6 +33,24 @@ func WithQuickProof(ctx context.Context) context.Context {
 	return context.WithValue(ctx, quickKey{}, true)
 }
 
+type requestKey struct{}
+
+// request is a proof of a request's change: the tree as it is (root),
+// the change, and what the request's scope does not reach (prune, see
+// proof.Options.Prune).
+type request struct {
+	root   string
+	change *treeedit.Change // nil: the tree as it is
+	prune  []string
+}
+
+// withRequest makes the proof read req.root with req.change applied
+// (proof.Options.Overlay) instead of the tree it is given, which must be
+// a view of the same (treeedit.StageView), and leave out req.prune.
+func withRequest(ctx context.Context, req request) context.Context {
+	return context.WithValue(ctx, requestKey{}, req)
+}
+
 type proofProver struct{}
 
 func (proofProver) Prove(ctx context.Context, tree string, info clusterinfo.Values[string]) (*fleetvalidate.ProofReport, error) {
@@ -39,6 +58,16 @@ func (proofProver) Prove(ctx context.Context, tree string, info clusterinfo.Valu
 	opts := proof.Options{Tree: tree, ClusterInfo: info, SkipSealing: quick}
 	if names, ok := fleetvalidate.ClaimsScope(ctx); ok {
 		opts.Claims = names
+	}
+	if req, ok := ctx.Value(requestKey{}).(request); ok {
+		opts.Tree = req.root
+		opts.Overlay = map[string][]byte{}
+		opts.Removed = []string{}
+		if req.change != nil {
+			opts.Overlay = req.change.Writes()
+			opts.Removed = req.change.Removals()
+		}
+		opts.Prune = req.prune
 	}
 	rep, err := proof.Run(ctx, opts)
 	if err != nil {
