@@ -145,7 +145,11 @@ func violationsErr(what string, vs []policy.Violation) error {
 }
 
 func (a *app) loadPolicy(t *fleettree.Tree) (*policy.Policy, error) {
-	return policy.Load(t.Path(policy.RelPath))
+	b, err := t.ReadFile(policy.RelPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading fleet policy: %w", err)
+	}
+	return policy.Parse(b, t.Path(policy.RelPath))
 }
 
 func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
@@ -313,15 +317,10 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 // and fails on findings about the cluster's files or objects. claims are
 // the tree's claims before the change.
 func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, claims []fleettree.ClaimFile, ch *treeedit.Change, name string) error {
-	// Policy listing checks on the staged tree always run; the proof only
-	// when available. The staged tree is a view (links to the tree's
-	// files): nothing of the tree is copied.
-	dir, cleanup, err := ch.StageView(t.Root)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	st := &fleettree.Tree{Root: dir}
+	// Policy listing checks on the changed tree always run; the proof only
+	// when available. Both read the tree with the change pending: nothing
+	// is staged on disk, and the proof copies only what it reaches.
+	st := t.With(ch)
 	pol, err := a.loadPolicy(st)
 	if err != nil {
 		return err
@@ -331,7 +330,15 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, claims []fleet
 		return err
 	}
 	var problems []fleetvalidate.Finding
-	pf, _, err := fleetvalidate.PolicyFindings(st, pol, policy.Hub{VPCCIDR: vinfo.HubVPCCIDR, AccountID: vinfo.AccountID})
+	// Each cluster's own deploy key is checked for the clusters whose
+	// findings relevant keeps (the others are unchanged and dropped).
+	keyClusters := []string{name}
+	for _, c := range claims {
+		if n := c.Claim.Metadata.Name; strings.HasPrefix(n, name+"-") {
+			keyClusters = append(keyClusters, n)
+		}
+	}
+	pf, _, err := fleetvalidate.PolicyFindingsFor(st, pol, policy.Hub{VPCCIDR: vinfo.HubVPCCIDR, AccountID: vinfo.AccountID}, keyClusters)
 	if err != nil {
 		return err
 	}
@@ -345,7 +352,7 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, claims []fleet
 		// claim, so the cost does not grow with the fleet's spokes.
 		scope := []string{name}
 		req := request{root: t.Root, change: ch, prune: requestPrune(t, claims, ch, scope)}
-		rep, err := a.deps.Prover.Prove(withRequest(fleetvalidate.WithClaims(WithQuickProof(ctx), scope), req), dir, vinfo)
+		rep, err := a.deps.Prover.Prove(withRequest(fleetvalidate.WithClaims(WithQuickProof(ctx), scope), req), t.Root, vinfo)
 		if err != nil {
 			return fmt.Errorf("offline proof of the changed tree: %w", err)
 		}

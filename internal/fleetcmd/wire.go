@@ -44,9 +44,9 @@ type request struct {
 	prune  []string
 }
 
-// withRequest makes the proof read req.root with req.change applied
-// (proof.Options.Overlay) instead of the tree it is given, which must be
-// a view of the same (treeedit.StageView), and leave out req.prune.
+// withRequest makes the Prover prove req.root (the tree it is given) with
+// req.change applied (proof.Options.Overlay: the tree is not modified), and
+// leave out req.prune.
 func withRequest(ctx context.Context, req request) context.Context {
 	return context.WithValue(ctx, requestKey{}, req)
 }

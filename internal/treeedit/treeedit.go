@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -191,6 +192,16 @@ func (c *Change) Writes() map[string][]byte {
 		out[p] = b
 	}
 	return out
+}
+
+// Removes reports whether the change removes rel or a directory above it.
+func (c *Change) Removes(rel string) bool {
+	for p := clean(rel); p != "." && p != "/" && p != ".."; p = path.Dir(p) {
+		if _, ok := c.removes[p]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Removals returns the paths the change removes, sorted.
