@@ -456,14 +456,17 @@ func findingKey(f fleetvalidate.Finding, names []string) string {
 	return k
 }
 
-// relevant keeps findings about the files a change touches or the cluster.
+// relevant keeps findings about the files a change touches or the cluster,
+// and about the build of a directory holding a file it touches (the
+// claims Kustomization fails as a whole when one claim's post-build
+// substitution fails, and the finding names the directory).
 func relevant(fs []fleetvalidate.Finding, ch *treeedit.Change, name string) []fleetvalidate.Finding {
 	paths := ch.Paths()
 	var out []fleetvalidate.Finding
 	for _, f := range fs {
 		hit := f.Object == name || strings.HasPrefix(f.Object, name+"-") || strings.Contains(f.Object, "/"+name)
 		for _, p := range paths {
-			if f.File == p || strings.HasPrefix(f.File, p+"/") {
+			if f.File == p || strings.HasPrefix(f.File, p+"/") || (f.File != "" && strings.HasPrefix(p, f.File+"/")) {
 				hit = true
 			}
 		}
@@ -657,7 +660,7 @@ func (a *app) clusterRemove(ctx context.Context, name string, dryRun bool) error
 	if err != nil {
 		return err
 	}
-	c, _, err := a.findClaim(t, name)
+	c, claims, err := a.findClaim(t, name)
 	if err != nil {
 		return err
 	}
@@ -665,10 +668,12 @@ func (a *app) clusterRemove(ctx context.Context, name string, dryRun bool) error
 	if err != nil {
 		return err
 	}
-	// What AWS loses, before the claim file is gone.
+	// What AWS loses, before the claim file is gone. Only this cluster's
+	// claim builds (requestPrune leaves the others out).
 	var deleted []string
 	if a.deps.Renderer != nil {
-		objs, err := a.deps.Renderer.RenderClaim(ctx, t.Root, t.Path(c.Rel), info)
+		req := request{root: t.Root, prune: requestPrune(t, claims, nil, []string{name})}
+		objs, err := a.deps.Renderer.RenderClaim(withRequest(ctx, req), t.Root, t.Path(c.Rel), info)
 		if err != nil {
 			return fmt.Errorf("rendering %s to list its resources: %w", c.Rel, err)
 		}

@@ -83,6 +83,9 @@ func (proofProver) Prove(ctx context.Context, tree string, info clusterinfo.Valu
 type xrenderRenderer struct{}
 
 func (xrenderRenderer) RenderClaim(ctx context.Context, tree, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
+	if req, ok := ctx.Value(requestKey{}).(request); ok {
+		return xrender.Renderer{}.RenderClaimPruned(ctx, tree, claimPath, info, req.prune)
+	}
 	return xrender.RenderClaim(ctx, tree, claimPath, info)
 }
 

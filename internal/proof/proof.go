@@ -206,7 +206,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if scoped {
 			// Only what the scope reaches, with the change: the file
 			// index is of that copy.
-			if prefix, rewritten, err = scopedCopy(tree, work, info.SystemPath, opts.Overlay, opts.Removed, opts.Prune); err != nil {
+			if prefix, rewritten, err = kbuild.CopyTreeScoped(tree, work, info.SystemPath, opts.Overlay, opts.Removed, opts.Prune); err != nil {
 				return err
 			}
 			files = indexFiles(filepath.Join(work, filepath.FromSlash(prefix)))
@@ -238,7 +238,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		report: &Report{Rendered: map[string][]*unstructured.Unstructured{}},
 	}
 	if err := r.do(rewritten); err != nil {
-		if errors.Is(err, errScopeUnsafe) && opts.Prune != nil {
+		if errors.Is(err, kbuild.ErrScopeUnsafe) && opts.Prune != nil {
 			// The pruned listing might not build resource by resource:
 			// prove the change on everything.
 			opts.Prune = nil
@@ -277,7 +277,7 @@ func (r *run) do(rewritten []string) error {
 	// hub-side Kustomizations that bootstrap the spoke).
 	r.renderClaims()
 	r.w.Run(r.ctx)
-	if err := r.checkScope(rewritten); err != nil {
+	if err := kbuild.CheckScoped(r.work, r.prefix, rewritten, r.w.Kustomizations); err != nil {
 		return err
 	}
 	if err := r.v.AddDefinitions(objects(r.w.Results), "tree"); err != nil {
