@@ -108,8 +108,7 @@ func (t *Tree) pendingChildren(rel string) map[string]bool {
 		if !ok || t.removed(p) {
 			continue
 		}
-		name, under, dir := strings.Cut(rest, "/")
-		_ = under
+		name, _, dir := strings.Cut(rest, "/")
 		out[name] = out[name] || dir
 	}
 	return out

@@ -209,9 +209,13 @@ func dropFromListing(dir string, files []string) (ok bool, err error) {
 		if strings.Contains(c, "/") || c == "." || c == ".." || strings.Contains(s, "://") {
 			return false, nil // a directory, a file elsewhere or a remote
 		}
-		if !drop[c] {
-			kept = append(kept, s)
+		if drop[c] {
+			continue // a file the walk saw
 		}
+		if st, err := os.Stat(filepath.Join(dir, c)); err != nil || !st.Mode().IsRegular() {
+			return false, nil // a directory (a kustomization of its own), or missing
+		}
+		kept = append(kept, s)
 	}
 	if len(res) > 0 {
 		k["resources"] = kept
