@@ -27,7 +27,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleettree"
 )
 
-func fbCert(b *testing.B, dir string) (cert, knownHosts string) {
+func fbCert(b testing.TB, dir string) (cert, knownHosts string) {
 	b.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
