@@ -107,6 +107,7 @@ a bare value is a branch.`,
 }
 
 func (a *app) appAdd(ctx context.Context, name string, f *appFlags) error {
+	a.warmProof(ctx)
 	t, err := a.openTree()
 	if err != nil {
 		return err

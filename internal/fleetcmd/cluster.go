@@ -153,6 +153,7 @@ func (a *app) loadPolicy(t *fleettree.Tree) (*policy.Policy, error) {
 }
 
 func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
+	a.warmProof(ctx)
 	t, err := a.openTree()
 	if err != nil {
 		return err
@@ -311,6 +312,14 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 	fmt.Fprintf(a.stdout, "\nAdd this read-only deploy key to the Git repository (%s):\n%s\n", info.GitURL, dk.Public)
 	fmt.Fprintf(a.stdout, "\nNext: fleet validate, then open a pull request.\n")
 	return nil
+}
+
+// warmProof lets a Prover that can (proof.Warm) start its shared set-up
+// while the command prepares its change.
+func (a *app) warmProof(ctx context.Context) {
+	if w, ok := a.deps.Prover.(interface{ Warm(context.Context) }); ok {
+		w.Warm(ctx)
+	}
 }
 
 // checkStaged runs the offline proof on the tree with the change applied,
@@ -526,6 +535,7 @@ func (a *app) findClaim(t *fleettree.Tree, name string) (fleettree.ClaimFile, []
 }
 
 func (a *app) clusterUpgrade(ctx context.Context, name, to string, dryRun bool) error {
+	a.warmProof(ctx)
 	t, err := a.openTree()
 	if err != nil {
 		return err

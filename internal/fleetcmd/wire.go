@@ -53,6 +53,9 @@ func withRequest(ctx context.Context, req request) context.Context {
 
 type proofProver struct{}
 
+// Warm starts the proof's shared set-up (see warmProof).
+func (proofProver) Warm(ctx context.Context) { proof.Warm(ctx) }
+
 func (proofProver) Prove(ctx context.Context, tree string, info clusterinfo.Values[string]) (*fleetvalidate.ProofReport, error) {
 	quick, _ := ctx.Value(quickKey{}).(bool)
 	opts := proof.Options{Tree: tree, ClusterInfo: info, SkipSealing: quick}

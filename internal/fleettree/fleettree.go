@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -127,24 +129,53 @@ func (t *Tree) ClaimsLenient() ([]ClaimFile, []*FileError, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading claims: %w", err)
 	}
-	var out []ClaimFile
-	var bad []*FileError
+	var rels []string
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() || (!strings.HasSuffix(n, ".yaml") && !strings.HasSuffix(n, ".yml")) || n == Kustomization {
 			continue
 		}
-		rel := ClaimsDir + "/" + n
-		b, err := t.ReadFile(rel)
-		if err != nil {
+		rels = append(rels, ClaimsDir+"/"+n)
+	}
+	// Files are read and parsed on every core (a fleet has one per
+	// cluster); the result is in file order.
+	type parsedFile struct {
+		claims        []*workloadcluster.Claim
+		readErr, pErr error
+	}
+	res := make([]parsedFile, len(rels))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(rels)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(rels) {
+					return
+				}
+				b, err := t.ReadFile(rels[i])
+				if err != nil {
+					res[i].readErr = err
+					continue
+				}
+				res[i].claims, res[i].pErr = ParseClaims(b)
+			}
+		}()
+	}
+	wg.Wait()
+	var out []ClaimFile
+	var bad []*FileError
+	for i, rel := range rels {
+		if err := res[i].readErr; err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", rel, err)
 		}
-		claims, err := ParseClaims(b)
-		if err != nil {
+		if err := res[i].pErr; err != nil {
 			bad = append(bad, &FileError{Rel: rel, Err: err})
 			continue
 		}
-		for _, c := range claims {
+		for _, c := range res[i].claims {
 			out = append(out, ClaimFile{Rel: rel, Claim: c})
 		}
 	}
