@@ -2,8 +2,10 @@ package test
 
 // BenchmarkFleetChange measures what a request costs on an N-cluster tree
 // (internal/benchtree): `fleet cluster add NAME --dry-run` (every check of
-// the new claim, nothing written) and `fleet validate --changed FILE` in
-// pull-request mode for a cluster added to the tree. Iterations after the
+// the new claim, nothing written), `fleet cluster upgrade`, `fleet cluster
+// remove` and `fleet app add` (--dry-run) of an existing cluster, and
+// `fleet validate --changed FILE` in pull-request mode for a cluster added
+// to the tree. Iterations after the
 // first run in a warm process; scripts/bench/bench.sh measures them cold.
 //
 //	FLEET_BENCH_SIZES=100,1000 go test ./test -run '^$' -bench FleetChange -benchtime 3x
@@ -23,11 +25,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-fleet/eks-fleet/internal/benchtree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/fleettree"
 )
 
-func fbCert(b *testing.B, dir string) (cert, knownHosts string) {
+func fbCert(b testing.TB, dir string) (cert, knownHosts string) {
 	b.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -67,6 +70,22 @@ func BenchmarkFleetChange(b *testing.B) {
 			b.Run("cluster-add", func(b *testing.B) {
 				for b.Loop() {
 					fbFleet(b, "cluster", "add", "bench-new", "--tree", tree, "--dry-run", "--cert", cert, "--known-hosts", kh)
+				}
+			})
+			b.Run("cluster-upgrade", func(b *testing.B) {
+				for b.Loop() {
+					fbFleet(b, "cluster", "upgrade", benchtree.Name(1), "--version", "1.36", "--tree", tree, "--dry-run")
+				}
+			})
+			b.Run("cluster-remove", func(b *testing.B) {
+				for b.Loop() {
+					fbFleet(b, "cluster", "remove", benchtree.Name(1), "--tree", tree, "--dry-run")
+				}
+			})
+			b.Run("app-add", func(b *testing.B) {
+				for b.Loop() {
+					fbFleet(b, "app", "add", "payment-app", "--cluster", benchtree.Name(1), "--repo", "self",
+						"--path", "./manifests/apps/payment-app/overlays/staging", "--team", "payments", "--tree", tree, "--dry-run")
 				}
 			})
 			fbFleet(b, "cluster", "add", "bench-pr", "--tree", tree, "--cert", cert, "--known-hosts", kh)

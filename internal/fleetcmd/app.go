@@ -107,6 +107,7 @@ a bare value is a branch.`,
 }
 
 func (a *app) appAdd(ctx context.Context, name string, f *appFlags) error {
+	a.warmProof(ctx)
 	t, err := a.openTree()
 	if err != nil {
 		return err
@@ -135,7 +136,8 @@ func (a *app) appAdd(ctx context.Context, name string, f *appFlags) error {
 	if !dnsLabelRE.MatchString(ns) || ns == "flux-system" || ns == "kube-system" {
 		return bad("--namespace", ns, "a DNS label other than flux-system and kube-system")
 	}
-	if _, _, err := a.findClaim(t, f.cluster); err != nil {
+	_, claims, err := a.findClaim(t, f.cluster)
+	if err != nil {
 		return err
 	}
 	wl := fleettree.WorkloadsRel(f.cluster)
@@ -241,7 +243,7 @@ func (a *app) appAdd(ctx context.Context, name string, f *appFlags) error {
 		return fmt.Errorf("%s: %w", kpath, err)
 	}
 	ch.Write(kpath, kb)
-	if err := a.checkStaged(ctx, t, ch, f.cluster); err != nil {
+	if err := a.checkStaged(ctx, t, claims, ch, f.cluster); err != nil {
 		return err
 	}
 	if f.dryRun {

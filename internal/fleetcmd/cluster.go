@@ -145,10 +145,15 @@ func violationsErr(what string, vs []policy.Violation) error {
 }
 
 func (a *app) loadPolicy(t *fleettree.Tree) (*policy.Policy, error) {
-	return policy.Load(t.Path(policy.RelPath))
+	b, err := t.ReadFile(policy.RelPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading fleet policy: %w", err)
+	}
+	return policy.Parse(b, t.Path(policy.RelPath))
 }
 
 func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
+	a.warmProof(ctx)
 	t, err := a.openTree()
 	if err != nil {
 		return err
@@ -285,7 +290,7 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 		fleettree.DeployKeyFile))
 	ch.Write(fleettree.DeployKeyRel(name), append([]byte("# Deploy key of spoke "+name+" (public part: "+dk.Public+")\n"), sealed...))
 
-	if err := a.checkStaged(ctx, t, ch, name); err != nil {
+	if err := a.checkStaged(ctx, t, claims, ch, name); err != nil {
 		return err
 	}
 	if f.dryRun {
@@ -309,17 +314,22 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 	return nil
 }
 
-// checkStaged runs the offline proof on a copy of the tree with the change
-// applied, and fails on findings about the cluster's files or objects.
-func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.Change, name string) error {
-	// Policy listing checks on the staged tree always run; the proof only
-	// when available.
-	dir, cleanup, err := ch.Stage(t.Root)
-	if err != nil {
-		return err
+// warmProof lets a Prover that can (proof.Warm) start its shared set-up
+// while the command prepares its change.
+func (a *app) warmProof(ctx context.Context) {
+	if w, ok := a.deps.Prover.(interface{ Warm(context.Context) }); ok {
+		w.Warm(ctx)
 	}
-	defer cleanup()
-	st := &fleettree.Tree{Root: dir}
+}
+
+// checkStaged runs the offline proof on the tree with the change applied,
+// and fails on findings about the cluster's files or objects. claims are
+// the tree's claims before the change.
+func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, claims []fleettree.ClaimFile, ch *treeedit.Change, name string) error {
+	// Policy listing checks on the changed tree always run; the proof only
+	// when available. Both read the tree with the change pending: nothing
+	// is staged on disk, and the proof copies only what it reaches.
+	st := t.With(ch)
 	pol, err := a.loadPolicy(st)
 	if err != nil {
 		return err
@@ -329,17 +339,29 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.C
 		return err
 	}
 	var problems []fleetvalidate.Finding
-	pf, _, err := fleetvalidate.PolicyFindings(st, pol, policy.Hub{VPCCIDR: vinfo.HubVPCCIDR, AccountID: vinfo.AccountID})
+	// Each cluster's own deploy key is checked for the clusters whose
+	// findings relevant keeps (the others are unchanged and dropped).
+	keyClusters := []string{name}
+	for _, c := range claims {
+		if n := c.Claim.Metadata.Name; strings.HasPrefix(n, name+"-") {
+			keyClusters = append(keyClusters, n)
+		}
+	}
+	pf, _, err := fleetvalidate.PolicyFindingsFor(st, pol, policy.Hub{VPCCIDR: vinfo.HubVPCCIDR, AccountID: vinfo.AccountID}, keyClusters)
 	if err != nil {
 		return err
 	}
 	problems = append(problems, relevant(pf, ch, name)...)
 	if a.deps.Prover != nil {
 		// Only the change's own cluster renders (its claim and spoke
-		// directories in full); the hub tree builds and validates in full
-		// and the fleet-wide invariants are the policy findings above, so
-		// the cost does not grow with the fleet's spokes.
-		rep, err := a.deps.Prover.Prove(fleetvalidate.WithClaims(WithQuickProof(ctx), []string{name}), dir, vinfo)
+		// directories in full); the hub tree builds and validates with
+		// the claims in scope only (the other clusters' claim files and
+		// workloads folders are left out: requestPrune), and the
+		// fleet-wide invariants are the policy findings above over every
+		// claim, so the cost does not grow with the fleet's spokes.
+		scope := []string{name}
+		req := request{root: t.Root, change: ch, prune: requestPrune(t, claims, ch, scope)}
+		rep, err := a.deps.Prover.Prove(withRequest(fleetvalidate.WithClaims(WithQuickProof(ctx), scope), req), t.Root, vinfo)
 		if err != nil {
 			return fmt.Errorf("offline proof of the changed tree: %w", err)
 		}
@@ -348,13 +370,14 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.C
 			// Tell apart what this change causes from what the system
 			// tree already gets wrong for every spoke: prove the tree as
 			// it is and compare, with spoke names abstracted.
-			claims, _, _ := t.ClaimsLenient()
 			var names []string
 			for _, c := range claims {
 				names = append(names, c.Claim.Metadata.Name)
 			}
 			// One existing spoke stands for all of them.
-			base, err := a.deps.Prover.Prove(fleetvalidate.WithClaims(WithQuickProof(ctx), names[:min(1, len(names))]), t.Root, vinfo)
+			scope := names[:min(1, len(names))]
+			req := request{root: t.Root, prune: requestPrune(t, claims, nil, scope)}
+			base, err := a.deps.Prover.Prove(withRequest(fleetvalidate.WithClaims(WithQuickProof(ctx), scope), req), t.Root, vinfo)
 			if err != nil {
 				return fmt.Errorf("offline proof of the tree: %w", err)
 			}
@@ -389,6 +412,47 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, ch *treeedit.C
 	return &exitError{code: ExitFailed, err: fmt.Errorf("%s", b.String())}
 }
 
+// requestPrune lists what the proof of a request for the clusters in scope
+// does not reach: the claim files of the tree (claims, before the change)
+// that hold no claim in scope, and the workloads folders of the other
+// clusters, unless the change touches them. Each of those clusters is
+// unchanged; what relates it to the ones in scope (names, CIDRs, listing,
+// folders) is the policy findings over every claim.
+func requestPrune(t *fleettree.Tree, claims []fleettree.ClaimFile, ch *treeedit.Change, scope []string) []string {
+	touched := func(rel string) bool {
+		if ch == nil {
+			return false
+		}
+		for _, p := range ch.Paths() {
+			if p == rel || strings.HasPrefix(p, rel+"/") || strings.HasPrefix(rel, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	inScope := map[string]bool{}
+	for _, c := range claims {
+		if slices.Contains(scope, c.Claim.Metadata.Name) {
+			inScope[c.Rel] = true
+		}
+	}
+	var out []string
+	for _, c := range claims {
+		if !inScope[c.Rel] && !touched(c.Rel) && !slices.Contains(out, c.Rel) {
+			inScope[c.Rel] = true // listed once
+			out = append(out, c.Rel)
+		}
+	}
+	entries, _ := os.ReadDir(t.Path(fleettree.WorkloadsDir))
+	for _, e := range entries {
+		rel := fleettree.WorkloadsRel(e.Name())
+		if e.IsDir() && !slices.Contains(scope, e.Name()) && !touched(rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
 // findingKey identifies a finding with the given spoke names replaced, so
 // the same problem on two spokes has the same key.
 func findingKey(f fleetvalidate.Finding, names []string) string {
@@ -401,14 +465,17 @@ func findingKey(f fleetvalidate.Finding, names []string) string {
 	return k
 }
 
-// relevant keeps findings about the files a change touches or the cluster.
+// relevant keeps findings about the files a change touches or the cluster,
+// and about the build of a directory holding a file it touches (the
+// claims Kustomization fails as a whole when one claim's post-build
+// substitution fails, and the finding names the directory).
 func relevant(fs []fleetvalidate.Finding, ch *treeedit.Change, name string) []fleetvalidate.Finding {
 	paths := ch.Paths()
 	var out []fleetvalidate.Finding
 	for _, f := range fs {
 		hit := f.Object == name || strings.HasPrefix(f.Object, name+"-") || strings.Contains(f.Object, "/"+name)
 		for _, p := range paths {
-			if f.File == p || strings.HasPrefix(f.File, p+"/") {
+			if f.File == p || strings.HasPrefix(f.File, p+"/") || (f.File != "" && strings.HasPrefix(p, f.File+"/")) {
 				hit = true
 			}
 		}
@@ -468,6 +535,7 @@ func (a *app) findClaim(t *fleettree.Tree, name string) (fleettree.ClaimFile, []
 }
 
 func (a *app) clusterUpgrade(ctx context.Context, name, to string, dryRun bool) error {
+	a.warmProof(ctx)
 	t, err := a.openTree()
 	if err != nil {
 		return err
@@ -476,7 +544,7 @@ func (a *app) clusterUpgrade(ctx context.Context, name, to string, dryRun bool) 
 	if err != nil {
 		return err
 	}
-	c, _, err := a.findClaim(t, name)
+	c, claims, err := a.findClaim(t, name)
 	if err != nil {
 		return err
 	}
@@ -502,7 +570,7 @@ func (a *app) clusterUpgrade(ctx context.Context, name, to string, dryRun bool) 
 	}
 	ch := treeedit.New()
 	ch.Write(c.Rel, nb)
-	if err := a.checkStaged(ctx, t, ch, name); err != nil {
+	if err := a.checkStaged(ctx, t, claims, ch, name); err != nil {
 		return err
 	}
 	if dryRun {
@@ -602,7 +670,7 @@ func (a *app) clusterRemove(ctx context.Context, name string, dryRun bool) error
 	if err != nil {
 		return err
 	}
-	c, _, err := a.findClaim(t, name)
+	c, claims, err := a.findClaim(t, name)
 	if err != nil {
 		return err
 	}
@@ -610,10 +678,12 @@ func (a *app) clusterRemove(ctx context.Context, name string, dryRun bool) error
 	if err != nil {
 		return err
 	}
-	// What AWS loses, before the claim file is gone.
+	// What AWS loses, before the claim file is gone. Only this cluster's
+	// claim builds (requestPrune leaves the others out).
 	var deleted []string
 	if a.deps.Renderer != nil {
-		objs, err := a.deps.Renderer.RenderClaim(ctx, t.Root, t.Path(c.Rel), info)
+		req := request{root: t.Root, prune: requestPrune(t, claims, nil, []string{name})}
+		objs, err := a.deps.Renderer.RenderClaim(withRequest(ctx, req), t.Root, t.Path(c.Rel), info)
 		if err != nil {
 			return fmt.Errorf("rendering %s to list its resources: %w", c.Rel, err)
 		}

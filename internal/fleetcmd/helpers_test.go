@@ -165,10 +165,19 @@ type fakeProver struct {
 	calls    int
 }
 
-func (p *fakeProver) Prove(_ context.Context, tree string, _ clusterinfo.Values[string]) (*fleetvalidate.ProofReport, error) {
+func (p *fakeProver) Prove(ctx context.Context, tree string, _ clusterinfo.Values[string]) (*fleetvalidate.ProofReport, error) {
 	p.calls++
 	var fs []fleetvalidate.Finding
 	if p.findings != nil {
+		// A request's change is pending (withRequest): show it applied.
+		if req, ok := ctx.Value(requestKey{}).(request); ok && req.change != nil {
+			dir, cleanup, err := req.change.StageView(tree)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			tree = dir
+		}
 		fs = p.findings(tree)
 	}
 	return &fleetvalidate.ProofReport{Findings: fs, Objects: 42}, nil

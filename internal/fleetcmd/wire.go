@@ -10,6 +10,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleetvalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
+	"github.com/gitops-fleet/eks-fleet/internal/treeedit"
 	"github.com/gitops-fleet/eks-fleet/internal/xrender"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
@@ -32,13 +33,44 @@ func WithQuickProof(ctx context.Context) context.Context {
 	return context.WithValue(ctx, quickKey{}, true)
 }
 
+type requestKey struct{}
+
+// request is a proof of a request's change: the tree as it is (root),
+// the change, and what the request's scope does not reach (prune, see
+// proof.Options.Prune).
+type request struct {
+	root   string
+	change *treeedit.Change // nil: the tree as it is
+	prune  []string
+}
+
+// withRequest makes the Prover prove req.root (the tree it is given) with
+// req.change applied (proof.Options.Overlay: the tree is not modified), and
+// leave out req.prune.
+func withRequest(ctx context.Context, req request) context.Context {
+	return context.WithValue(ctx, requestKey{}, req)
+}
+
 type proofProver struct{}
+
+// Warm starts the proof's shared set-up (see warmProof).
+func (proofProver) Warm(ctx context.Context) { proof.Warm(ctx) }
 
 func (proofProver) Prove(ctx context.Context, tree string, info clusterinfo.Values[string]) (*fleetvalidate.ProofReport, error) {
 	quick, _ := ctx.Value(quickKey{}).(bool)
 	opts := proof.Options{Tree: tree, ClusterInfo: info, SkipSealing: quick}
 	if names, ok := fleetvalidate.ClaimsScope(ctx); ok {
 		opts.Claims = names
+	}
+	if req, ok := ctx.Value(requestKey{}).(request); ok {
+		opts.Tree = req.root
+		opts.Overlay = map[string][]byte{}
+		opts.Removed = []string{}
+		if req.change != nil {
+			opts.Overlay = req.change.Writes()
+			opts.Removed = req.change.Removals()
+		}
+		opts.Prune = req.prune
 	}
 	rep, err := proof.Run(ctx, opts)
 	if err != nil {
@@ -54,6 +86,9 @@ func (proofProver) Prove(ctx context.Context, tree string, info clusterinfo.Valu
 type xrenderRenderer struct{}
 
 func (xrenderRenderer) RenderClaim(ctx context.Context, tree, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
+	if req, ok := ctx.Value(requestKey{}).(request); ok {
+		return xrender.Renderer{}.RenderClaimPruned(ctx, tree, claimPath, info, req.prune)
+	}
 	return xrender.RenderClaim(ctx, tree, claimPath, info)
 }
 

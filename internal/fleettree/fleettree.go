@@ -10,12 +10,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-fleet/eks-fleet/internal/treeedit"
 	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
 )
 
@@ -32,7 +36,14 @@ const (
 )
 
 // Tree is a manifests tree on disk.
-type Tree struct{ Root string }
+//
+// With Pending, the tree is read as if that change were applied: ReadFile,
+// Stat, ReadDir and what reads through them (ClaimsLenient, the policy
+// checks) see the change, and nothing on disk is touched.
+type Tree struct {
+	Root    string
+	Pending *treeedit.Change
+}
 
 // Find returns the default tree: manifests/ next to the go.mod found by
 // walking up from dir, else dir/manifests.
@@ -114,29 +125,57 @@ func (e *FileError) Unwrap() error { return e.Err }
 // ClaimsLenient is Claims that returns the files that do not parse
 // separately, so a checker can report them all and still check the rest.
 func (t *Tree) ClaimsLenient() ([]ClaimFile, []*FileError, error) {
-	dir := t.Path(ClaimsDir)
-	entries, err := os.ReadDir(dir)
+	entries, err := t.ReadDir(ClaimsDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading claims: %w", err)
 	}
-	var out []ClaimFile
-	var bad []*FileError
+	var rels []string
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() || (!strings.HasSuffix(n, ".yaml") && !strings.HasSuffix(n, ".yml")) || n == Kustomization {
 			continue
 		}
-		rel := ClaimsDir + "/" + n
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
+		rels = append(rels, ClaimsDir+"/"+n)
+	}
+	// Files are read and parsed on every core (a fleet has one per
+	// cluster); the result is in file order.
+	type parsedFile struct {
+		claims        []*workloadcluster.Claim
+		readErr, pErr error
+	}
+	res := make([]parsedFile, len(rels))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(rels)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(rels) {
+					return
+				}
+				b, err := t.ReadFile(rels[i])
+				if err != nil {
+					res[i].readErr = err
+					continue
+				}
+				res[i].claims, res[i].pErr = ParseClaims(b)
+			}
+		}()
+	}
+	wg.Wait()
+	var out []ClaimFile
+	var bad []*FileError
+	for i, rel := range rels {
+		if err := res[i].readErr; err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", rel, err)
 		}
-		claims, err := ParseClaims(b)
-		if err != nil {
+		if err := res[i].pErr; err != nil {
 			bad = append(bad, &FileError{Rel: rel, Err: err})
 			continue
 		}
-		for _, c := range claims {
+		for _, c := range res[i].claims {
 			out = append(out, ClaimFile{Rel: rel, Claim: c})
 		}
 	}
@@ -144,10 +183,38 @@ func (t *Tree) ClaimsLenient() ([]ClaimFile, []*FileError, error) {
 	return out, bad, nil
 }
 
+// parsed remembers ParseClaims by content: a request reads every claim
+// file of the tree twice (as it is, then with the change), and a file's
+// claims depend on its bytes only.
+var parsed sync.Map // string(content) -> parsedClaims
+
+type parsedClaims struct {
+	claims []*workloadcluster.Claim
+	err    error
+}
+
 // ParseClaims returns the WorkloadCluster documents of a YAML stream;
 // other kinds are skipped. Unknown fields are an error (the API would
-// prune or reject them).
+// prune or reject them). Each call returns claims of its own (callers may
+// change them).
 func ParseClaims(b []byte) ([]*workloadcluster.Claim, error) {
+	v, ok := parsed.Load(string(b))
+	if !ok {
+		claims, err := parseClaims(b)
+		v, _ = parsed.LoadOrStore(string(b), parsedClaims{claims, err})
+	}
+	p := v.(parsedClaims)
+	if p.err != nil {
+		return nil, p.err
+	}
+	var out []*workloadcluster.Claim
+	for _, c := range p.claims {
+		out = append(out, c.DeepCopy())
+	}
+	return out, nil
+}
+
+func parseClaims(b []byte) ([]*workloadcluster.Claim, error) {
 	r := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 	var out []*workloadcluster.Claim
 	for i := 0; ; i++ {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"strings"
 
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -27,7 +26,7 @@ func withClaimControls(tree *fleettree.Tree, claims []fleettree.ClaimFile, bad [
 	var stillBad []*fleettree.FileError
 	var vs []policy.Violation
 	for _, b := range bad {
-		raw, err := os.ReadFile(tree.Path(b.Rel))
+		raw, err := tree.ReadFile(b.Rel)
 		if err != nil {
 			stillBad = append(stillBad, b)
 			continue

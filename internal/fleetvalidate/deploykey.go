@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -35,7 +34,7 @@ func deployKeyFindings(tree *fleettree.Tree, name string) []Finding {
 	fail := func(file, msg string) []Finding {
 		return []Finding{{Source: "policy", Check: "policy/deploy-key", File: file, Object: name, Message: msg + ": " + fix}}
 	}
-	kb, err := os.ReadFile(tree.Path(kpath))
+	kb, err := tree.ReadFile(kpath)
 	if err != nil {
 		return fail(kpath, fmt.Sprintf("cluster %s has no deploy key kustomization", name))
 	}
@@ -45,7 +44,7 @@ func deployKeyFindings(tree *fleettree.Tree, name string) []Finding {
 	}
 	for _, r := range res {
 		rel := path.Join(dir, r)
-		b, err := os.ReadFile(tree.Path(rel))
+		b, err := tree.ReadFile(rel)
 		if err != nil {
 			continue // a listed file that is missing fails the proof's build
 		}

@@ -88,6 +88,24 @@ func (r *Result) OK() bool { return len(r.Findings) == 0 }
 
 // Policy checks run by Run and by `fleet cluster add` on its own change.
 func PolicyFindings(tree *fleettree.Tree, pol *policy.Policy, hub policy.Hub) ([]Finding, []fleettree.ClaimFile, error) {
+	return policyFindings(tree, pol, hub, nil)
+}
+
+// PolicyFindingsFor is PolicyFindings for a request about the clusters
+// named: the check of each cluster's own deploy key runs for those only
+// (the others are unchanged, and their findings are not the request's);
+// everything that relates clusters to each other (names, CIDRs, the
+// policy, the listing, workloads folders) is checked over every claim.
+func PolicyFindingsFor(tree *fleettree.Tree, pol *policy.Policy, hub policy.Hub, names []string) ([]Finding, []fleettree.ClaimFile, error) {
+	if names == nil {
+		names = []string{}
+	}
+	return policyFindings(tree, pol, hub, names)
+}
+
+// policyFindings checks deploy keys of the clusters named, or of all
+// when names is nil.
+func policyFindings(tree *fleettree.Tree, pol *policy.Policy, hub policy.Hub, names []string) ([]Finding, []fleettree.ClaimFile, error) {
 	claims, bad, err := tree.ClaimsLenient()
 	if err != nil {
 		return nil, nil, err
@@ -118,17 +136,17 @@ func PolicyFindings(tree *fleettree.Tree, pol *policy.Policy, hub policy.Hub) ([
 	for _, v := range pol.CheckFleet(members, hub) {
 		out = append(out, fromViolation(v))
 	}
-	out = append(out, listingFindings(tree, claims)...)
+	out = append(out, listingFindings(tree, claims, names)...)
 	return out, claims, nil
 }
 
 // listingFindings checks that the claims kustomization lists exactly the
 // claim files, and that every cluster has a workloads folder and no folder
-// is orphaned.
-func listingFindings(tree *fleettree.Tree, claims []fleettree.ClaimFile) []Finding {
+// is orphaned; deploy keys are checked for the clusters named (nil: all).
+func listingFindings(tree *fleettree.Tree, claims []fleettree.ClaimFile, keyClusters []string) []Finding {
 	var out []Finding
 	kpath := fleettree.ClaimsDir + "/" + fleettree.Kustomization
-	b, err := os.ReadFile(tree.Path(kpath))
+	b, err := tree.ReadFile(kpath)
 	if err != nil {
 		return []Finding{{Source: "policy", Check: "policy/listing", File: kpath, Message: fmt.Sprintf("cannot read: %v", err)}}
 	}
@@ -149,20 +167,20 @@ func listingFindings(tree *fleettree.Tree, claims []fleettree.ClaimFile) []Findi
 				Message: fmt.Sprintf("claim file %s is not listed in resources, so Flux never applies it", base)})
 		}
 		wl := fleettree.WorkloadsRel(c.Claim.Metadata.Name)
-		if st, err := os.Stat(tree.Path(wl)); err != nil || !st.IsDir() {
+		if st, err := tree.Stat(wl); err != nil || !st.IsDir() {
 			out = append(out, Finding{Source: "policy", Check: "policy/workloads-folder", File: c.Rel, Object: c.Claim.Metadata.Name,
 				Message: fmt.Sprintf("cluster has no workloads folder %s (fleet cluster add creates it)", wl)})
-		} else {
+		} else if keyClusters == nil || slices.Contains(keyClusters, c.Claim.Metadata.Name) {
 			out = append(out, deployKeyFindings(tree, c.Claim.Metadata.Name)...)
 		}
 	}
 	for _, r := range res {
-		if _, err := os.Stat(tree.Path(fleettree.ClaimsDir + "/" + r)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := tree.Stat(fleettree.ClaimsDir + "/" + r); errors.Is(err, fs.ErrNotExist) {
 			out = append(out, Finding{Source: "policy", Check: "policy/listing", File: kpath,
 				Message: fmt.Sprintf("resources lists %q, which does not exist", r)})
 		}
 	}
-	entries, _ := os.ReadDir(tree.Path(fleettree.WorkloadsDir))
+	entries, _ := tree.ReadDir(fleettree.WorkloadsDir)
 	for _, e := range entries {
 		if e.IsDir() && !names[e.Name()] {
 			out = append(out, Finding{Source: "policy", Check: "policy/workloads-folder", File: fleettree.WorkloadsRel(e.Name()),

@@ -22,6 +22,7 @@ package proof
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -130,6 +131,17 @@ type Options struct {
 	// under another name), which with unique claim names (the fleet
 	// policy) keeps names unique fleet-wide. Empty: no claim renders.
 	Claims []string
+	// Overlay and Removed are a change the proof sees applied to Tree
+	// (files written, and paths removed, relative to Tree); Tree itself is
+	// not read for them and not modified. Prune lists paths relative to
+	// Tree (files or directories) the scope does not reach, left out of
+	// the build source (see scope.go: a pruned file listed in a
+	// kustomization.yaml is taken out of that listing only when the
+	// listing builds resource by resource, else it stays). With any of
+	// them, the file index covers the build source.
+	Overlay map[string][]byte
+	Removed []string
+	Prune   []string
 }
 
 type run struct {
@@ -186,9 +198,20 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		v      *apivalidate.Validator
 		files  *fileIndex
 	)
+	scoped := opts.Overlay != nil || opts.Removed != nil || opts.Prune != nil
+	var rewritten []string
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		var err error
+		if scoped {
+			// Only what the scope reaches, with the change: the file
+			// index is of that copy.
+			if prefix, rewritten, err = kbuild.CopyTreeScoped(tree, work, info.SystemPath, opts.Overlay, opts.Removed, opts.Prune); err != nil {
+				return err
+			}
+			files = indexFiles(filepath.Join(work, filepath.FromSlash(prefix)))
+			return nil
+		}
 		if prefix, err = kbuild.CopyTree(tree, work, info.SystemPath); err != nil {
 			return fmt.Errorf("copy tree: %w", err)
 		}
@@ -199,10 +222,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		v, err = apivalidate.New(gctx)
 		return err
 	})
-	g.Go(func() error {
-		files = indexFiles(tree)
-		return nil
-	})
+	if !scoped {
+		g.Go(func() error {
+			files = indexFiles(tree)
+			return nil
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -212,7 +237,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		files:  files,
 		report: &Report{Rendered: map[string][]*unstructured.Unstructured{}},
 	}
-	if err := r.do(); err != nil {
+	if err := r.do(rewritten); err != nil {
+		if errors.Is(err, kbuild.ErrScopeUnsafe) && opts.Prune != nil {
+			// The pruned listing might not build resource by resource:
+			// prove the change on everything.
+			opts.Prune = nil
+			return Run(ctx, opts)
+		}
 		return nil, err
 	}
 	sort.SliceStable(r.report.Findings, func(i, j int) bool {
@@ -232,7 +263,7 @@ func (r *run) add(check, file, object, format string, args ...any) {
 	r.report.Findings = append(r.report.Findings, Finding{Check: check, File: file, Object: object, Message: fmt.Sprintf(format, args...)})
 }
 
-func (r *run) do() error {
+func (r *run) do(rewritten []string) error {
 	// (a) the tree, from the root Kustomization Pulumi creates.
 	xrender.SeedHub(r.w, r.info)
 	r.w.Run(r.ctx)
@@ -246,6 +277,9 @@ func (r *run) do() error {
 	// hub-side Kustomizations that bootstrap the spoke).
 	r.renderClaims()
 	r.w.Run(r.ctx)
+	if err := kbuild.CheckScoped(r.work, r.prefix, rewritten, r.w.Kustomizations); err != nil {
+		return err
+	}
 	if err := r.v.AddDefinitions(objects(r.w.Results), "tree"); err != nil {
 		r.add(CheckSchema, "", "", "%v", err)
 	}

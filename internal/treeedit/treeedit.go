@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -95,6 +96,122 @@ func (c *Change) Stage(root string) (dir string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	return dir, cleanup, nil
+}
+
+// StageView is Stage for readers: a new temporary directory that shows
+// root with the change applied, without copying root's content. Its
+// directories are real; each regular file of root the change does not
+// touch is a hard link to root's file (a copy when the temporary
+// directory is on another file system), the change's files are written in
+// full, removed paths and what is not a regular file are absent (as in
+// Stage), and .git is left out. Nothing may write into a file of the view
+// (a write to a linked file would reach root); the caller reads it and
+// calls cleanup, which removes only the links.
+func (c *Change) StageView(root string) (dir string, cleanup func(), err error) {
+	if err := c.check(); err != nil {
+		return "", nil, err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.MkdirTemp("", "fleet-stage-")
+	if err != nil {
+		return "", nil, fmt.Errorf("staging change: %w", err)
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	dir = filepath.Join(tmp, filepath.Base(abs))
+	removed := func(rel string) bool {
+		for p := rel; p != "."; p = filepath.ToSlash(filepath.Dir(p)) {
+			if _, ok := c.removes[p]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	err = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(abs, p)
+		if err != nil {
+			return err
+		}
+		slash := filepath.ToSlash(rel)
+		if rel != "." && removed(slash) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		out := filepath.Join(dir, rel)
+		if d.IsDir() {
+			if d.Name() == ".git" && rel != "." {
+				return filepath.SkipDir
+			}
+			return os.Mkdir(out, 0o755)
+		}
+		if _, ok := c.writes[slash]; ok || !d.Type().IsRegular() {
+			return nil
+		}
+		if os.Link(p, out) == nil {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	})
+	if err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("staging change: %w", err)
+	}
+	for _, p := range c.Paths() {
+		b, ok := c.writes[p]
+		if !ok || removed(p) {
+			continue // Apply removes after it writes
+		}
+		target := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			cleanup()
+			return "", nil, fmt.Errorf("staging change: %w", err)
+		}
+		if err := os.WriteFile(target, b, 0o644); err != nil {
+			cleanup()
+			return "", nil, fmt.Errorf("staging change: %w", err)
+		}
+	}
+	return dir, cleanup, nil
+}
+
+// Writes returns the change's writes: content by slash-separated path.
+func (c *Change) Writes() map[string][]byte {
+	out := make(map[string][]byte, len(c.writes))
+	for p, b := range c.writes {
+		out[p] = b
+	}
+	return out
+}
+
+// Removes reports whether the change removes rel or a directory above it.
+func (c *Change) Removes(rel string) bool {
+	for p := clean(rel); p != "." && p != "/" && p != ".."; p = path.Dir(p) {
+		if _, ok := c.removes[p]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Removals returns the paths the change removes, sorted.
+func (c *Change) Removals() []string {
+	out := make([]string, 0, len(c.removes))
+	for p := range c.removes {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Apply writes the change into root. On error nothing of it stays.

@@ -79,8 +79,64 @@ var dirs sync.Map // "path@version" -> *dirResult
 func Dir(ctx context.Context, path, version string) (string, error) {
 	v, _ := dirs.LoadOrStore(path+"@"+version, &dirResult{})
 	r := v.(*dirResult)
-	r.once.Do(func() { r.dir, r.err = download(ctx, path, version) })
+	r.once.Do(func() {
+		if d, ok := cachedDir(path, version); ok {
+			r.dir = d
+			return
+		}
+		r.dir, r.err = download(ctx, path, version)
+	})
 	return r.dir, r.err
+}
+
+// cachedDir is where `go mod download` would report MODULE@VERSION when
+// it is already extracted, complete, in the module cache (GOMODCACHE, else
+// the first GOPATH entry's pkg/mod, else ~/go/pkg/mod), or in this
+// package's own extraction directory; asking the go command costs a
+// process per module on every run.
+func cachedDir(path, version string) (string, bool) {
+	if cache, err := os.UserCacheDir(); err == nil {
+		dest := filepath.Join(cache, "eks-fleet", "upstream", filepath.FromSlash(path)+"@"+version)
+		if _, err := os.Stat(filepath.Join(dest, ".complete")); err == nil {
+			return dest, true
+		}
+	}
+	modCache := os.Getenv("GOMODCACHE")
+	if modCache == "" {
+		gopath := filepath.SplitList(os.Getenv("GOPATH"))
+		if len(gopath) > 0 && gopath[0] != "" {
+			modCache = filepath.Join(gopath[0], "pkg", "mod")
+		} else if home, err := os.UserHomeDir(); err == nil {
+			modCache = filepath.Join(home, "go", "pkg", "mod")
+		} else {
+			return "", false
+		}
+	}
+	ep, ev := escapeModule(path), escapeModule(version)
+	dir := filepath.Join(modCache, filepath.FromSlash(ep)+"@"+ev)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", false
+	}
+	// The go command marks a module whose extraction has not finished.
+	if _, err := os.Stat(filepath.Join(modCache, "cache", "download", filepath.FromSlash(ep), "@v", ev+".partial")); err == nil {
+		return "", false
+	}
+	return dir, true
+}
+
+// escapeModule is the module cache's case encoding of a module path or
+// version (golang.org/x/mod/module.EscapePath): "!" and the lower-case
+// letter for each upper-case one.
+func escapeModule(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 type downloadJSON struct {

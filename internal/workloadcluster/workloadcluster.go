@@ -4,6 +4,11 @@
 // claims with these types; tests check the XRD against them.
 package workloadcluster
 
+import (
+	"maps"
+	"slices"
+)
+
 // API coordinates.
 const (
 	Group          = "platform.eksfleet.io"
@@ -31,6 +36,20 @@ type Claim struct {
 	Kind       string   `json:"kind"`
 	Metadata   Metadata `json:"metadata"`
 	Spec       Spec     `json:"spec"`
+}
+
+// DeepCopy returns a copy of c that shares nothing with it.
+func (c *Claim) DeepCopy() *Claim {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Metadata.Labels = maps.Clone(c.Metadata.Labels)
+	out.Spec.PublicAccessCIDRs = slices.Clone(c.Spec.PublicAccessCIDRs)
+	out.Spec.AdminPrincipalARNs = slices.Clone(c.Spec.AdminPrincipalARNs)
+	out.Spec.Tags = maps.Clone(c.Spec.Tags)
+	out.Spec.Nodes.InstanceTypes = slices.Clone(c.Spec.Nodes.InstanceTypes)
+	return &out
 }
 
 // Metadata is the part of ObjectMeta a claim file carries.

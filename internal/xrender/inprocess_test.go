@@ -221,7 +221,7 @@ func TestInProcessEqualsDeployedBinary(t *testing.T) {
 func BenchmarkRenderClaim(b *testing.B) {
 	ctx := context.Background()
 	info := clusterinfo.Example()
-	claim, defs, failures, err := loadClaim(ctx, tree, stagingCRD, info)
+	claim, defs, failures, err := loadClaim(ctx, tree, stagingCRD, info, nil)
 	if err != nil || len(failures) > 0 {
 		b.Fatal(err, failures)
 	}

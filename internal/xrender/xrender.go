@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -181,7 +182,16 @@ func RenderClaim(ctx context.Context, tree string, claimPath string, info cluste
 
 // RenderClaim is RenderClaim with r's function targets.
 func (r Renderer) RenderClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
-	claim, defs, failures, err := loadClaim(ctx, tree, claimPath, info)
+	return r.RenderClaimPruned(ctx, tree, claimPath, info, nil)
+}
+
+// RenderClaimPruned is RenderClaim with the paths prune (relative to tree:
+// other claims' files, folders the hub does not build) left out of the
+// tree's build, as kbuild.CopyTreeScoped leaves them out: the claim builds
+// as in the whole tree, or the whole tree is built when that cannot be
+// shown (kbuild.CheckScoped). nil prunes nothing.
+func (r Renderer) RenderClaimPruned(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string], prune []string) ([]*unstructured.Unstructured, error) {
+	claim, defs, failures, err := loadClaim(ctx, tree, claimPath, info, prune)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +208,7 @@ func (r Renderer) RenderClaim(ctx context.Context, tree string, claimPath string
 // loadClaim builds the tree as the hub's Flux does and returns the claim
 // (as the tree applies it, else as the file holds it), every object the
 // tree builds into and the Kustomizations that failed to build.
-func loadClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string]) (*unstructured.Unstructured, []*unstructured.Unstructured, []kbuild.Failure, error) {
+func loadClaim(ctx context.Context, tree string, claimPath string, info clusterinfo.Values[string], prune []string) (*unstructured.Unstructured, []*unstructured.Unstructured, []kbuild.Failure, error) {
 	claim, err := readClaim(claimPath)
 	if err != nil {
 		return nil, nil, nil, err
@@ -208,12 +218,25 @@ func loadClaim(ctx context.Context, tree string, claimPath string, info clusteri
 		return nil, nil, nil, err
 	}
 	defer os.RemoveAll(work)
-	if _, err := kbuild.CopyTree(tree, work, info.SystemPath); err != nil {
+	var prefix string
+	var rewritten []string
+	if prune != nil {
+		prefix, rewritten, err = kbuild.CopyTreeScoped(tree, work, info.SystemPath, nil, nil, prune)
+	} else {
+		_, err = kbuild.CopyTree(tree, work, info.SystemPath)
+	}
+	if err != nil {
 		return nil, nil, nil, fmt.Errorf("copy %s: %w", tree, err)
 	}
 	w := kbuild.NewWalker(work, info.GitURL)
 	SeedHub(w, info)
 	w.Run(ctx)
+	if err := kbuild.CheckScoped(work, prefix, rewritten, w.Kustomizations); err != nil {
+		if errors.Is(err, kbuild.ErrScopeUnsafe) {
+			return loadClaim(ctx, tree, claimPath, info, nil)
+		}
+		return nil, nil, nil, err
+	}
 	var defs []*unstructured.Unstructured
 	for _, b := range w.Results {
 		o := b.Object

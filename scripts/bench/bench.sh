@@ -15,6 +15,8 @@
 #   validate cold / warm       `fleet validate TREE`, a fresh process each
 #                              time (cold: the first run on the tree)
 #   cluster add                `fleet cluster add bench-new --dry-run`
+#   cluster upgrade/remove,    the other requests, --dry-run, on bench-0001
+#   app add
 #   validate --changed         pull-request mode for a new cluster
 #                              (`fleet cluster add` applied on a copy)
 # kustomize and kubeconform are built from the module proxy at the
@@ -67,6 +69,9 @@ for n in "${sizes[@]}"; do
 		measure "fleet validate warm" "$bin/fleet" validate "$tree"
 	fi
 	measure "fleet cluster add" "$bin/fleet" cluster add bench-new --tree "$tree" --dry-run --cert "$work/cert.pem" --known-hosts "$work/known_hosts"
+	measure "fleet cluster upgrade" "$bin/fleet" cluster upgrade bench-0001 --version 1.36 --tree "$tree" --dry-run
+	measure "fleet cluster remove" "$bin/fleet" cluster remove bench-0001 --tree "$tree" --dry-run
+	measure "fleet app add" "$bin/fleet" app add payment-app --cluster bench-0001 --repo self --path ./manifests/apps/payment-app/overlays/staging --team payments --tree "$tree" --dry-run
 	pr=$work/pr$n/manifests
 	mkdir -p "$(dirname "$pr")"
 	cp -r "$tree" "$pr"
