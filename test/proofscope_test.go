@@ -32,7 +32,7 @@ func TestProofScope(t *testing.T) {
 		{"none", []string{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := proof.Run(context.Background(), proof.Options{Tree: tree, ClusterInfo: clusterinfo.Example(), SkipSealing: true, Claims: tc.claims})
+			rep, err := proof.Run(context.Background(), proof.Options{Tree: tree, ClusterInfo: clusterinfo.Example(), SkipSealing: true, Claims: tc.claims, KeepRendered: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -149,7 +149,7 @@ func (s *sandbox) claim(name string) *workloadcluster.Claim {
 // prove runs the offline proof and requires it to pass.
 func (s *sandbox) prove() *proof.Report {
 	s.t.Helper()
-	rep, err := proof.Run(context.Background(), proof.Options{Tree: s.tree, SkipSealing: true})
+	rep, err := proof.Run(context.Background(), proof.Options{Tree: s.tree, SkipSealing: true, KeepRendered: true})
 	if err != nil {
 		s.t.Fatalf("proof: %v", err)
 	}

@@ -165,74 +165,71 @@ func (r *run) checkRefs(cluster string, b kbuild.Built, present map[string]bool,
 // checkUsages: the Crossplane Usages a claim composes (teardown order)
 // name composed resources of that claim, and their "by -> of" order has no
 // cycle (a cycle would block deletion forever).
-func (r *run) checkUsages() {
-	for _, rc := range r.rendered {
-		file := r.fileOf(kbuild.Built{Object: rc.claim})
-		present := map[string]bool{}
-		for _, o := range rc.res.Composed {
-			present[o.GetAPIVersion()+" "+o.GetKind()+" "+o.GetName()] = true
+func checkUsages(s sink, file string, claim *unstructured.Unstructured, composed []*unstructured.Unstructured) {
+	present := map[string]bool{}
+	for _, o := range composed {
+		present[o.GetAPIVersion()+" "+o.GetKind()+" "+o.GetName()] = true
+	}
+	edges := map[string][]string{}
+	var nodes []string
+	for _, o := range composed {
+		g := o.GroupVersionKind().Group
+		if (g != "protection.crossplane.io" && g != "apiextensions.crossplane.io") || (o.GetKind() != "Usage" && o.GetKind() != "ClusterUsage") {
+			continue
 		}
-		edges := map[string][]string{}
-		var nodes []string
-		for _, o := range rc.res.Composed {
-			g := o.GroupVersionKind().Group
-			if (g != "protection.crossplane.io" && g != "apiextensions.crossplane.io") || (o.GetKind() != "Usage" && o.GetKind() != "ClusterUsage") {
-				continue
+		ref := func(side string) string {
+			m, _, _ := unstructured.NestedMap(o.Object, "spec", side)
+			if m == nil {
+				return ""
 			}
-			ref := func(side string) string {
-				m, _, _ := unstructured.NestedMap(o.Object, "spec", side)
-				if m == nil {
-					return ""
-				}
-				api, _ := m["apiVersion"].(string)
-				kind, _ := m["kind"].(string)
-				name, _, _ := unstructured.NestedString(m, "resourceRef", "name")
-				if name == "" {
-					return "" // selector-based: resolved by Crossplane at run time
-				}
-				k := api + " " + kind + " " + name
-				if !present[k] {
-					r.add(CheckGraph, file, objectName(o, kbuild.Hub), "spec.%s names %s, which the claim does not compose", side, k)
-				}
-				return k
+			api, _ := m["apiVersion"].(string)
+			kind, _ := m["kind"].(string)
+			name, _, _ := unstructured.NestedString(m, "resourceRef", "name")
+			if name == "" {
+				return "" // selector-based: resolved by Crossplane at run time
 			}
-			of, by := ref("of"), ref("by")
-			if of != "" && by != "" {
-				if _, ok := edges[by]; !ok {
-					nodes = append(nodes, by)
+			k := api + " " + kind + " " + name
+			if !present[k] {
+				s.add(CheckGraph, file, objectName(o, kbuild.Hub), "spec.%s names %s, which the claim does not compose", side, k)
+			}
+			return k
+		}
+		of, by := ref("of"), ref("by")
+		if of != "" && by != "" {
+			if _, ok := edges[by]; !ok {
+				nodes = append(nodes, by)
+			}
+			edges[by] = append(edges[by], of)
+		}
+	}
+	sort.Strings(nodes)
+	state := map[string]int{}
+	var stack []string
+	var visit func(n string) bool
+	visit = func(n string) bool {
+		state[n] = 1
+		stack = append(stack, n)
+		for _, m := range edges[n] {
+			if state[m] == 1 {
+				i := len(stack) - 1
+				for i >= 0 && stack[i] != m {
+					i--
 				}
-				edges[by] = append(edges[by], of)
+				s.add(CheckGraph, file, objectName(claim, kbuild.Hub),
+					"Usage cycle blocks deletion: %s -> %s", strings.Join(stack[i:], " -> "), m)
+				return true
+			}
+			if state[m] == 0 && visit(m) {
+				return true
 			}
 		}
-		sort.Strings(nodes)
-		state := map[string]int{}
-		var stack []string
-		var visit func(n string) bool
-		visit = func(n string) bool {
-			state[n] = 1
-			stack = append(stack, n)
-			for _, m := range edges[n] {
-				if state[m] == 1 {
-					i := len(stack) - 1
-					for i >= 0 && stack[i] != m {
-						i--
-					}
-					r.add(CheckGraph, file, objectName(rc.claim, kbuild.Hub),
-						"Usage cycle blocks deletion: %s -> %s", strings.Join(stack[i:], " -> "), m)
-					return true
-				}
-				if state[m] == 0 && visit(m) {
-					return true
-				}
-			}
-			stack = stack[:len(stack)-1]
-			state[n] = 2
-			return false
-		}
-		for _, n := range nodes {
-			if state[n] == 0 && visit(n) {
-				break
-			}
+		stack = stack[:len(stack)-1]
+		state[n] = 2
+		return false
+	}
+	for _, n := range nodes {
+		if state[n] == 0 && visit(n) {
+			break
 		}
 	}
 }

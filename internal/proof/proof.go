@@ -106,7 +106,7 @@ type Report struct {
 	// Notes lists accepted deprecations (see AcceptedDeprecations).
 	Notes []string
 	// Rendered holds each claim's rendered objects (composite first), keyed
-	// by "namespace/name".
+	// by "namespace/name", when Options.KeepRendered is set.
 	Rendered map[string][]*unstructured.Unstructured
 }
 
@@ -142,6 +142,12 @@ type Options struct {
 	Overlay map[string][]byte
 	Removed []string
 	Prune   []string
+	// KeepRendered keeps every claim's rendered objects whole in
+	// Report.Rendered. Without it, once a claim's render is validated, its
+	// AWS managed resources are kept only as far as the later checks read
+	// them (see slimComposed): at 1,000 claims the whole objects are
+	// ~400 MB.
+	KeepRendered bool
 }
 
 type run struct {
@@ -157,13 +163,23 @@ type run struct {
 	report   *Report
 	rendered []renderedClaim
 	// twin is a second spoke rendered only to check names across spokes.
-	twin         *unstructured.Unstructured
-	twinComposed []*unstructured.Unstructured
+	twin      *unstructured.Unstructured
+	twinNames []composedName
 }
 
 type renderedClaim struct {
 	claim *unstructured.Unstructured
-	res   *xrender.Result
+	// res.Composed holds, unless Options.KeepRendered, only the composed
+	// objects the walk and the fleet-wide checks read (see examine).
+	res *xrender.Result
+	// names are the names checkUnique compares across claims, one entry
+	// per composed object.
+	names []composedName
+	// own is what the checks of the claim's render alone found
+	// (validation, deprecation, spoke access, Usages).
+	own findingList
+	// dropped counts the composed objects let go after those checks.
+	dropped int
 }
 
 // Run proves the tree. The error is for failures of the proof itself
@@ -263,6 +279,39 @@ func (r *run) add(check, file, object, format string, args ...any) {
 	r.report.Findings = append(r.report.Findings, Finding{Check: check, File: file, Object: object, Message: fmt.Sprintf(format, args...)})
 }
 
+func (r *run) note(n string) {
+	if !slices.Contains(r.report.Notes, n) {
+		r.report.Notes = append(r.report.Notes, n)
+	}
+}
+
+// sink takes findings and notes: the run's report, or a findingList
+// filled concurrently and merged in a fixed order.
+type sink interface {
+	add(check, file, object, format string, args ...any)
+	note(n string)
+}
+
+// findingList is a sink of its own.
+type findingList struct {
+	findings []Finding
+	notes    []string
+}
+
+func (l *findingList) add(check, file, object, format string, args ...any) {
+	l.findings = append(l.findings, Finding{Check: check, File: file, Object: object, Message: fmt.Sprintf(format, args...)})
+}
+
+func (l *findingList) note(n string) { l.notes = append(l.notes, n) }
+
+// merge adds l to the run's report.
+func (r *run) merge(l findingList) {
+	r.report.Findings = append(r.report.Findings, l.findings...)
+	for _, n := range l.notes {
+		r.note(n)
+	}
+}
+
 func (r *run) do(rewritten []string) error {
 	// (a) the tree, from the root Kustomization Pulumi creates.
 	xrender.SeedHub(r.w, r.info)
@@ -295,7 +344,8 @@ func (r *run) do(rewritten []string) error {
 	r.report.Kustomizations = len(r.w.Kustomizations) + 1
 	r.report.Objects = len(r.w.Results)
 
-	// (b) schemas, (d) deprecations, over everything built.
+	// (b) schemas, (d) deprecations, over everything built (rendered
+	// objects were validated as they were rendered, see examine).
 	composedBy := map[*unstructured.Unstructured]bool{}
 	for _, rc := range r.rendered {
 		for _, o := range rc.res.Composed {
@@ -310,20 +360,13 @@ func (r *run) do(rewritten []string) error {
 		jobs = append(jobs, validation{check: CheckSchema, file: r.fileOf(b), name: objectName(b.Object, b.Cluster), obj: b.Object})
 	}
 	for _, rc := range r.rendered {
-		file := r.fileOf(kbuild.Built{Object: rc.claim})
-		jobs = append(jobs, validation{check: CheckRender, file: file, name: objectName(rc.res.Composite, kbuild.Hub) + " (composite of " + rc.claim.GetName() + ")", obj: rc.res.Composite})
-		for _, o := range rc.res.Composed {
-			jobs = append(jobs, validation{check: CheckRender, file: file, name: objectName(o, kbuild.Hub) + " (composed for " + rc.claim.GetName() + ")", obj: o})
-		}
-		r.report.Objects++
+		r.report.Objects += 1 + rc.dropped // the composite, what was let go
 	}
 	r.validateAll(jobs)
 	r.checkRawAPIs()
 	r.checkUnreached()
 	r.checkUnique()
-	r.checkSpokeAccess()
 	r.checkGraph()
-	r.checkUsages()
 	r.checkIRSA()
 	r.checkApps()
 	r.checkImpersonation()
@@ -414,23 +457,20 @@ func (r *run) validateAll(jobs []validation) {
 	}
 	wg.Wait()
 	for _, j := range jobs {
-		r.addValidation(j.check, j.file, j.name, j.obj, jobs[first[j.obj]].errs)
+		r.addValidation(r, j.check, j.file, j.name, j.obj, jobs[first[j.obj]].errs)
 	}
 }
 
-// addValidation adds the deprecation and validation findings for o; errs is what
-// the validator returned for it.
-func (r *run) addValidation(check, file, name string, o *unstructured.Unstructured, errs field.ErrorList) {
+// addValidation adds the deprecation and validation findings for o to s;
+// errs is what the validator returned for it.
+func (r *run) addValidation(s sink, check, file, name string, o *unstructured.Unstructured, errs field.ErrorList) {
 	if msg, bad := deprecatedAPI(o.GetAPIVersion(), o.GetKind()); bad {
-		r.add(CheckDeprecated, file, name, "%s %s: %s", o.GetAPIVersion(), o.GetKind(), msg)
+		s.add(CheckDeprecated, file, name, "%s %s: %s", o.GetAPIVersion(), o.GetKind(), msg)
 	} else if k := r.v.Lookup(o.GroupVersionKind()); k.Deprecated {
 		if why, ok := AcceptedDeprecations[o.GetAPIVersion()+" "+o.GetKind()]; ok {
-			note := fmt.Sprintf("accepted deprecation: %s %s (%s): %s", o.GetAPIVersion(), o.GetKind(), k.Warning, why)
-			if !slices.Contains(r.report.Notes, note) {
-				r.report.Notes = append(r.report.Notes, note)
-			}
+			s.note(fmt.Sprintf("accepted deprecation: %s %s (%s): %s", o.GetAPIVersion(), o.GetKind(), k.Warning, why))
 		} else {
-			r.add(CheckDeprecated, file, name, "%s %s: %s", o.GetAPIVersion(), o.GetKind(), k.Warning)
+			s.add(CheckDeprecated, file, name, "%s %s: %s", o.GetAPIVersion(), o.GetKind(), k.Warning)
 		}
 	}
 	for _, e := range errs {
@@ -438,7 +478,7 @@ func (r *run) addValidation(check, file, name string, o *unstructured.Unstructur
 		if strings.Contains(msg, "expected string, got") || strings.Contains(msg, "cannot convert int64 to string") || strings.Contains(msg, "cannot convert bool to string") {
 			msg += " (hint: Flux post-build substitution yields a number or boolean even when the variable is quoted in the file; write ${quote}${VAR}${quote} and substitute quote: '\"', see kustomize-controller's \"Post build substitution of numbers and booleans\")"
 		}
-		r.add(check, file, name, "%s", msg)
+		s.add(check, file, name, "%s", msg)
 	}
 }
 
@@ -502,7 +542,7 @@ func (r *run) renderClaims() {
 	// processes, which run in parallel); results are taken in claim order
 	// so the report does not depend on scheduling.
 	type rendered struct {
-		res *xrender.Result
+		rc  renderedClaim
 		err error
 	}
 	inputs := make([]*unstructured.Unstructured, 0, len(claims)+1)
@@ -511,6 +551,10 @@ func (r *run) renderClaims() {
 	}
 	if r.twin != nil {
 		inputs = append(inputs, r.twin)
+	}
+	files := make([]string, len(claims))
+	for i, b := range claims {
+		files[i] = r.fileOf(kbuild.Built{Object: b.Object})
 	}
 	outs := make([]rendered, len(inputs))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -522,7 +566,16 @@ func (r *run) renderClaims() {
 			defer wg.Done()
 			defer func() { <-sem }()
 			res, err := xrender.Render(r.ctx, c, defs, r.info)
-			outs[i] = rendered{res, err}
+			if err != nil {
+				outs[i] = rendered{err: err}
+				return
+			}
+			if c == r.twin {
+				// Only its names count (checkUnique).
+				outs[i] = rendered{rc: renderedClaim{claim: c, res: res, names: composedNames(res.Composed)}}
+				return
+			}
+			outs[i] = rendered{rc: r.examine(files[i], c, res)}
 		}()
 	}
 	wg.Wait()
@@ -530,17 +583,21 @@ func (r *run) renderClaims() {
 		c := b.Object
 		file := r.fileOf(b)
 		name := objectName(c, kbuild.Hub)
-		res, err := outs[i].res, outs[i].err
+		rc, err := outs[i].rc, outs[i].err
 		if err != nil {
 			r.add(CheckRender, file, name, "%v", err)
 			continue
 		}
+		res := rc.res
 		for _, w := range res.Warnings {
 			r.add(CheckRender, file, name, "function result: %s", w)
 		}
+		r.merge(rc.own)
 		r.report.Claims++
-		r.rendered = append(r.rendered, renderedClaim{claim: c, res: res})
-		r.report.Rendered[c.GetNamespace()+"/"+c.GetName()] = res.Objects()
+		r.rendered = append(r.rendered, rc)
+		if r.opts.KeepRendered {
+			r.report.Rendered[c.GetNamespace()+"/"+c.GetName()] = res.Objects()
+		}
 		r.w.AddObjects(kbuild.Hub, "Composition for "+name, res.Composed)
 	}
 	if r.twin != nil {
@@ -548,8 +605,56 @@ func (r *run) renderClaims() {
 			r.twin = nil // the claim's own render reports it
 			return
 		}
-		r.twinComposed = outs[len(claims)].res.Composed
+		r.twinNames = outs[len(claims)].rc.names
 	}
+}
+
+// examine runs the checks that need only the claim's own render, while
+// its objects are whole: each object validated (schema and deprecation),
+// spoke access, Usages; it records the names checkUnique compares across
+// claims. Then, unless Options.KeepRendered, the composed objects the walk
+// and the fleet-wide checks do not read (see keptComposed) are let go.
+// It runs concurrently for different claims.
+func (r *run) examine(file string, claim *unstructured.Unstructured, res *xrender.Result) renderedClaim {
+	rc := renderedClaim{claim: claim, res: res}
+	s := &rc.own
+	r.addValidation(s, CheckRender, file, objectName(res.Composite, kbuild.Hub)+" (composite of "+claim.GetName()+")", res.Composite, r.v.Validate(r.ctx, res.Composite))
+	for _, o := range res.Composed {
+		r.addValidation(s, CheckRender, file, objectName(o, kbuild.Hub)+" (composed for "+claim.GetName()+")", o, r.v.Validate(r.ctx, o))
+	}
+	r.checkSpokeAccess(s, file, claim, res.Composed)
+	checkUsages(s, file, claim, res.Composed)
+	rc.names = composedNames(res.Composed)
+	if !r.opts.KeepRendered {
+		n := len(res.Composed)
+		res.Composed = keptComposed(res.Composed)
+		rc.dropped = n - len(res.Composed)
+	}
+	return rc
+}
+
+// composedName is what checkUnique compares of one composed object.
+type composedName struct {
+	object string   // objectName
+	res    string   // its composition resource name
+	keys   []string // kind and name; for account-wide AWS names, the external name
+}
+
+func composedNames(objs []*unstructured.Unstructured) []composedName {
+	out := make([]composedName, 0, len(objs))
+	for _, o := range objs {
+		gk := o.GroupVersionKind().GroupKind().String()
+		n := composedName{
+			object: objectName(o, kbuild.Hub),
+			res:    o.GetAnnotations()["crossplane.io/composition-resource-name"],
+			keys:   []string{gk + " " + o.GetNamespace() + "/" + o.GetName()},
+		}
+		if ext := o.GetAnnotations()["crossplane.io/external-name"]; ext != "" && accountWideName(o) {
+			n.keys = append(n.keys, gk+" external-name "+regionOf(o)+ext)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // twinOf is a copy of claim under another valid name, to render a second
@@ -571,20 +676,15 @@ func (r *run) checkUnique() {
 	seen := map[string]owner{}
 	sets := append([]renderedClaim{}, r.rendered...)
 	if r.twin != nil {
-		sets = append(sets, renderedClaim{claim: r.twin, res: &xrender.Result{Composed: r.twinComposed}})
+		sets = append(sets, renderedClaim{claim: r.twin, names: r.twinNames})
 	}
 	for _, rc := range sets {
 		file := r.fileOf(kbuild.Built{Object: rc.claim})
 		if rc.claim == r.twin {
 			file = r.fileOf(kbuild.Built{Object: r.rendered[0].claim})
 		}
-		for _, o := range rc.res.Composed {
-			res := o.GetAnnotations()["crossplane.io/composition-resource-name"]
-			keys := []string{o.GroupVersionKind().GroupKind().String() + " " + o.GetNamespace() + "/" + o.GetName()}
-			if ext := o.GetAnnotations()["crossplane.io/external-name"]; ext != "" && accountWideName(o) {
-				keys = append(keys, o.GroupVersionKind().GroupKind().String()+" external-name "+regionOf(o)+ext)
-			}
-			for _, k := range keys {
+		for _, n := range rc.names {
+			for _, k := range n.keys {
 				if prev, ok := seen[k]; ok {
 					where := "another resource of the same claim (" + prev.res + ")"
 					if prev.claim != rc.claim.GetName() {
@@ -593,10 +693,10 @@ func (r *run) checkUnique() {
 					if rc.claim == r.twin {
 						where += ", when a second claim named " + r.twin.GetName() + " exists: the name does not derive from the claim"
 					}
-					r.add(CheckRender, file, objectName(o, kbuild.Hub), "name collision: %s is also composed by %s", k, where)
+					r.add(CheckRender, file, n.object, "name collision: %s is also composed by %s", k, where)
 					continue
 				}
-				seen[k] = owner{rc.claim.GetName(), res}
+				seen[k] = owner{rc.claim.GetName(), n.res}
 			}
 		}
 	}
@@ -734,49 +834,46 @@ var varPattern = regexp.MustCompile(`\\\$\\\{[A-Za-z_][A-Za-z0-9_]*\\\}`)
 // checkSpokeAccess: each claim's EKS cluster is named <hub>-<spoke>, and
 // the ConfigMaps its Kustomizations reach the spoke through name it for
 // Flux's aws provider (data.provider aws, data.cluster the cluster ARN).
-func (r *run) checkSpokeAccess() {
-	for _, rc := range r.rendered {
-		file := r.fileOf(kbuild.Built{Object: rc.claim})
-		want := r.info.HubName + "-" + rc.claim.GetName()
-		cms := map[string]*unstructured.Unstructured{}
-		var arns []string
-		for _, o := range rc.res.Composed {
-			switch {
-			case o.GroupVersionKind().Group == "eks.aws.upbound.io" && o.GetKind() == "Cluster":
-				name := o.GetAnnotations()["crossplane.io/external-name"]
-				if name == "" {
-					name = o.GetName()
-				}
-				if name != want {
-					r.add(CheckRender, file, objectName(o, kbuild.Hub), "EKS cluster name %q, want <hub>-<spoke> %q", name, want)
-				}
-				region, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "region")
-				arns = append(arns, fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", r.info.Partition, region, r.info.AccountID, name))
-			case o.GetKind() == "ConfigMap" && o.GroupVersionKind().Group == "":
-				cms[o.GetNamespace()+"/"+o.GetName()] = o
+func (r *run) checkSpokeAccess(s sink, file string, claim *unstructured.Unstructured, composed []*unstructured.Unstructured) {
+	want := r.info.HubName + "-" + claim.GetName()
+	cms := map[string]*unstructured.Unstructured{}
+	var arns []string
+	for _, o := range composed {
+		switch {
+		case o.GroupVersionKind().Group == "eks.aws.upbound.io" && o.GetKind() == "Cluster":
+			name := o.GetAnnotations()["crossplane.io/external-name"]
+			if name == "" {
+				name = o.GetName()
 			}
+			if name != want {
+				s.add(CheckRender, file, objectName(o, kbuild.Hub), "EKS cluster name %q, want <hub>-<spoke> %q", name, want)
+			}
+			region, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "region")
+			arns = append(arns, fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", r.info.Partition, region, r.info.AccountID, name))
+		case o.GetKind() == "ConfigMap" && o.GroupVersionKind().Group == "":
+			cms[o.GetNamespace()+"/"+o.GetName()] = o
 		}
-		for _, o := range rc.res.Composed {
-			if o.GetKind() != "Kustomization" && o.GetKind() != "HelmRelease" {
-				continue
-			}
-			ref, _, _ := unstructured.NestedString(o.Object, "spec", "kubeConfig", "configMapRef", "name")
-			if ref == "" {
-				continue
-			}
-			cm, ok := cms[o.GetNamespace()+"/"+ref]
-			if !ok {
-				continue // the graph check reports a missing ConfigMap
-			}
-			provider, _, _ := unstructured.NestedString(cm.Object, "data", "provider")
-			cluster, _, _ := unstructured.NestedString(cm.Object, "data", "cluster")
-			if provider != "aws" {
-				r.add(CheckRender, file, objectName(cm, kbuild.Hub), "kubeConfig ConfigMap data.provider = %q, want aws", provider)
-			}
-			if len(arns) > 0 && !slices.Contains(arns, cluster) {
-				r.add(CheckRender, file, objectName(cm, kbuild.Hub), "kubeConfig ConfigMap data.cluster = %q, want the spoke's EKS cluster ARN %q", cluster, arns[0])
-			}
-			delete(cms, o.GetNamespace()+"/"+ref)
+	}
+	for _, o := range composed {
+		if o.GetKind() != "Kustomization" && o.GetKind() != "HelmRelease" {
+			continue
 		}
+		ref, _, _ := unstructured.NestedString(o.Object, "spec", "kubeConfig", "configMapRef", "name")
+		if ref == "" {
+			continue
+		}
+		cm, ok := cms[o.GetNamespace()+"/"+ref]
+		if !ok {
+			continue // the graph check reports a missing ConfigMap
+		}
+		provider, _, _ := unstructured.NestedString(cm.Object, "data", "provider")
+		cluster, _, _ := unstructured.NestedString(cm.Object, "data", "cluster")
+		if provider != "aws" {
+			s.add(CheckRender, file, objectName(cm, kbuild.Hub), "kubeConfig ConfigMap data.provider = %q, want aws", provider)
+		}
+		if len(arns) > 0 && !slices.Contains(arns, cluster) {
+			s.add(CheckRender, file, objectName(cm, kbuild.Hub), "kubeConfig ConfigMap data.cluster = %q, want the spoke's EKS cluster ARN %q", cluster, arns[0])
+		}
+		delete(cms, o.GetNamespace()+"/"+ref)
 	}
 }

@@ -152,7 +152,10 @@ func (r Renderer) Render(ctx context.Context, claim *unstructured.Unstructured, 
 		}
 	}
 	for i := range out.ComposedResources {
-		cd := &out.ComposedResources[i].Unstructured // out is not used again: no copy
+		// out is not used again: its objects are kept without a copy,
+		// each under its own header, so that keeping one of them does not
+		// keep the whole array (and with it every object) alive.
+		cd := &unstructured.Unstructured{Object: out.ComposedResources[i].Object}
 		// Names the API server would generate are given deterministically.
 		if cd.GetName() == "" && cd.GetGenerateName() != "" {
 			cd.SetName(generatedName(cd))
