@@ -142,11 +142,10 @@ type Options struct {
 	Overlay map[string][]byte
 	Removed []string
 	Prune   []string
-	// KeepRendered keeps every claim's rendered objects whole in
-	// Report.Rendered. Without it, once a claim's render is validated, its
-	// AWS managed resources are kept only as far as the later checks read
-	// them (see slimComposed): at 1,000 claims the whole objects are
-	// ~400 MB.
+	// KeepRendered keeps every claim's rendered objects whole, in
+	// Report.Rendered too. Without it, once the claim's own checks ran on
+	// its render, the composed objects only those checks read are let go
+	// (see examine and keptComposed): at 1,000 claims they are ~400 MB.
 	KeepRendered bool
 }
 
