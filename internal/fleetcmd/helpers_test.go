@@ -171,7 +171,7 @@ func (p *fakeProver) Prove(ctx context.Context, tree string, _ clusterinfo.Value
 	if p.findings != nil {
 		// A request's change is pending (withRequest): show it applied.
 		if req, ok := ctx.Value(requestKey{}).(request); ok && req.change != nil {
-			dir, cleanup, err := req.change.StageView(tree)
+			dir, cleanup, err := req.change.Stage(tree)
 			if err != nil {
 				return nil, err
 			}

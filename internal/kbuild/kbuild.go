@@ -343,12 +343,9 @@ func TreePrefix(systemPath string) (string, error) {
 // GITOPS_SYSTEM_PATH gives it (see TreePrefix), so that Kustomization paths
 // written from the repository root resolve; it returns the prefix.
 func CopyTree(src, sourceRoot, systemPath string) (string, error) {
-	prefix, err := TreePrefix(systemPath)
+	prefix, err := treePrefixOf(src, systemPath)
 	if err != nil {
 		return "", err
-	}
-	if st, err := os.Stat(filepath.Join(src, path.Base(systemPath))); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("tree %s: no directory %s (GITOPS_SYSTEM_PATH %q names it)", src, path.Base(systemPath), systemPath)
 	}
 	stage, err := os.MkdirTemp(sourceRoot, ".copy-*")
 	if err != nil {
@@ -377,6 +374,19 @@ func CopyTree(src, sourceRoot, systemPath string) (string, error) {
 	}
 	if err := os.Rename(copied, target); err != nil {
 		return "", err
+	}
+	return prefix, nil
+}
+
+// treePrefixOf is TreePrefix(systemPath) for the tree at tree, which must
+// hold the directory systemPath's last element names.
+func treePrefixOf(tree, systemPath string) (string, error) {
+	prefix, err := TreePrefix(systemPath)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(filepath.Join(tree, path.Base(systemPath))); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("tree %s: no directory %s (GITOPS_SYSTEM_PATH %q names it)", tree, path.Base(systemPath), systemPath)
 	}
 	return prefix, nil
 }

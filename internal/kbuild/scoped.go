@@ -52,12 +52,9 @@ var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Ku
 // tree's prefix and the directories (relative to the tree) whose listing
 // it rewrote.
 func CopyTreeScoped(tree, sourceRoot, systemPath string, overlay map[string][]byte, removed, prune []string) (string, []string, error) {
-	prefix, err := TreePrefix(systemPath)
+	prefix, err := treePrefixOf(tree, systemPath)
 	if err != nil {
 		return "", nil, err
-	}
-	if st, err := os.Stat(filepath.Join(tree, path.Base(systemPath))); err != nil || !st.IsDir() {
-		return "", nil, fmt.Errorf("tree %s: no directory %s (GITOPS_SYSTEM_PATH %q names it)", tree, path.Base(systemPath), systemPath)
 	}
 	dst := filepath.Join(sourceRoot, filepath.FromSlash(prefix))
 	clean := func(ps []string) map[string]bool {
@@ -227,20 +224,12 @@ func dropFromListing(dir string, files []string) (ok bool, err error) {
 	return true, os.WriteFile(kpath, out, 0o644)
 }
 
-// kustomizeSpecKeys are the Kustomization spec fields that may be set on
-// a Kustomization building a pruned listing: path, and the fields that do
-// not change what kustomize builds (post-build substitution runs per
-// resource).
-var kustomizeSpecKeys = []string{
-	"path", "postBuild", "kubeConfig", "dependsOn", "interval", "retryInterval", "timeout",
-	"prune", "wait", "force", "suspend", "healthChecks", "healthCheckExprs",
-	"serviceAccountName", "deletionPolicy", "sourceRef",
-}
-
 // CheckScoped: a directory whose listing CopyTreeScoped rewrote (rewritten,
 // relative to the tree at prefix in sourceRoot) must be built only as the
 // path of Flux Kustomizations (kustomizations, as a Walker lists them)
-// that set nothing beyond kustomizeSpecKeys, and no kustomization.yaml
+// that set nothing beyond spec.path and nonBuildFields (the fields that do
+// not change what kustomize builds; post-build substitution runs per
+// resource), and no kustomization.yaml
 // may include it (its transformers would act on the listing as a whole).
 // The error wraps ErrScopeUnsafe.
 func CheckScoped(sourceRoot, prefix string, rewritten []string, kustomizations []Built) error {
@@ -258,7 +247,7 @@ func CheckScoped(sourceRoot, prefix string, rewritten []string, kustomizations [
 			continue
 		}
 		for k := range spec {
-			if !slices.Contains(kustomizeSpecKeys, k) {
+			if k != "path" && !slices.Contains(nonBuildFields, k) {
 				return fmt.Errorf("%w: Kustomization %s/%s sets spec.%s", ErrScopeUnsafe, b.Object.GetNamespace(), b.Object.GetName(), k)
 			}
 		}

@@ -105,57 +105,6 @@ func TestStage(t *testing.T) {
 	}
 }
 
-// TestStageView: the view reads like Stage's copy, and removing it leaves
-// the tree as it was.
-func TestStageView(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(*Change)
-	}{
-		{"write, edit and remove", func(c *Change) {
-			c.Write("a/new.yaml", []byte("n"))
-			c.Write("a/k.yaml", []byte("k2"))
-			c.Remove("old.yaml")
-		}},
-		{"remove a folder, write under a removed one", func(c *Change) {
-			c.RemoveAll("b")
-			c.Write("b/x/y.yaml", []byte("gone"))
-			c.Write("c/d/e.yaml", []byte("e"))
-		}},
-		{"nothing", func(*Change) {}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			root := tree(t, map[string]string{"old.yaml": "1", "a/k.yaml": "k", "b/x/y.yaml": "y", "b/z.yaml": "z"})
-			before := listing(t, root)
-			c := New()
-			tt.change(c)
-			want, cleanStage, err := c.Stage(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanStage()
-			dir, cleanup, err := c.StageView(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if filepath.Base(dir) != filepath.Base(root) {
-				t.Errorf("view %s lost the tree's name %s", dir, filepath.Base(root))
-			}
-			if got, w := listing(t, dir), listing(t, want); got != w {
-				t.Errorf("view:\n%s\nstage:\n%s", got, w)
-			}
-			cleanup()
-			if _, err := os.Stat(dir); err == nil {
-				t.Errorf("cleanup left %s", dir)
-			}
-			if listing(t, root) != before {
-				t.Errorf("StageView touched the tree")
-			}
-		})
-	}
-}
-
 func TestRemoves(t *testing.T) {
 	c := New()
 	c.RemoveAll("w/b")

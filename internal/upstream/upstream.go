@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/mod/module"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -112,7 +113,14 @@ func cachedDir(path, version string) (string, bool) {
 			return "", false
 		}
 	}
-	ep, ev := escapeModule(path), escapeModule(version)
+	ep, err := module.EscapePath(path)
+	if err != nil {
+		return "", false
+	}
+	ev, err := module.EscapeVersion(version)
+	if err != nil {
+		return "", false
+	}
 	dir := filepath.Join(modCache, filepath.FromSlash(ep)+"@"+ev)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return "", false
@@ -122,21 +130,6 @@ func cachedDir(path, version string) (string, bool) {
 		return "", false
 	}
 	return dir, true
-}
-
-// escapeModule is the module cache's case encoding of a module path or
-// version (golang.org/x/mod/module.EscapePath): "!" and the lower-case
-// letter for each upper-case one.
-func escapeModule(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if 'A' <= r && r <= 'Z' {
-			b.WriteByte('!')
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 type downloadJSON struct {
