@@ -67,6 +67,9 @@ type Cache struct {
 	m  map[string]*cacheEntry
 	// hits and misses count lookups (for tests and benchmarks).
 	hits, misses int
+	// numbers: what substitution's round trips make of each number
+	// literal (decode.go).
+	numbers numberMemo
 }
 
 type cacheEntry struct {
@@ -160,7 +163,7 @@ func (c *Cache) Build(ctx context.Context, sourceRoot string, ks *kustomizev1.Ku
 		if e.err != nil {
 			return nil, e.err
 		}
-		return e.postBuild(ctx, ks, u, vars)
+		return e.postBuild(ctx, ks, u, vars, &c.numbers)
 	}
 	if err != nil {
 		return nil, err

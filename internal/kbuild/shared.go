@@ -85,7 +85,7 @@ var varName = regexp.MustCompile(varsubRegex)
 // compare them), with the YAML of each resource rendered once per cached
 // build, the variables loaded once per Kustomization, and static resources
 // served from prep.
-func (e *cacheEntry) postBuild(ctx context.Context, ks *kustomizev1.Kustomization, u unstructured.Unstructured, kube client.Client) ([]*unstructured.Unstructured, error) {
+func (e *cacheEntry) postBuild(ctx context.Context, ks *kustomizev1.Kustomization, u unstructured.Unstructured, kube client.Client, numbers *numberMemo) ([]*unstructured.Unstructured, error) {
 	if kube == nil {
 		kube = NewVarClient()
 	}
@@ -135,19 +135,32 @@ func (e *cacheEntry) postBuild(ctx context.Context, ks *kustomizev1.Kustomizatio
 			out[i] = p.substituted
 		default:
 			before := idKey(res.CurId())
-			c, err := substituted(res, p.yaml, vars)
+			j, err := substitutedJSON(p.yaml, vars)
 			if err != nil {
 				return nil, failed(err)
 			}
-			after := idKey(c.CurId())
+			// The object and id Flux's conversions give, without them
+			// (see decode.go), or through them.
+			u, id, ok := numbers.decodeAsFlux(j)
+			var c *resource.Resource
+			if !ok {
+				if c, err = unmarshalInto(res, j); err != nil {
+					return nil, failed(err)
+				}
+				id = c.CurId()
+			}
+			after := idKey(id)
 			ids[before]--
 			ids[after]++
 			if n := ids[after]; n > 1 {
 				return nil, fmt.Errorf("in Replace: id matched %d resources", n)
 			}
-			if out[i], err = toUnstructured(c); err != nil {
-				return nil, err
+			if !ok {
+				if u, err = toUnstructured(c); err != nil {
+					return nil, err
+				}
 			}
+			out[i] = u
 		}
 	}
 	return out, nil
@@ -185,6 +198,16 @@ func loadVars(ctx context.Context, kube client.Client, u unstructured.Unstructur
 // substituted is a copy of res with the variables substituted (strict) in
 // its YAML y, decoded as SubstituteVariables decodes it.
 func substituted(res *resource.Resource, y []byte, vars map[string]string) (*resource.Resource, error) {
+	j, err := substitutedJSON(y, vars)
+	if err != nil {
+		return nil, err
+	}
+	return unmarshalInto(res, j)
+}
+
+// substitutedJSON is SubstituteVariables' text steps on the YAML y:
+// envsubst (strict), then YAML→JSON.
+func substitutedJSON(y []byte, vars map[string]string) ([]byte, error) {
 	output, err := envsubst.Eval(string(y), func(s string) (string, bool) {
 		v, ok := vars[s]
 		return v, ok
@@ -196,6 +219,12 @@ func substituted(res *resource.Resource, y []byte, vars map[string]string) (*res
 	if err != nil {
 		return nil, fmt.Errorf("envsubst error: YAMLToJSON: %w", err)
 	}
+	return j, nil
+}
+
+// unmarshalInto is SubstituteVariables' last step: a copy of res holding
+// the JSON j.
+func unmarshalInto(res *resource.Resource, j []byte) (*resource.Resource, error) {
 	c := res.DeepCopy()
 	if err := c.UnmarshalJSON(j); err != nil {
 		return nil, fmt.Errorf("UnmarshalJSON: %w", err)

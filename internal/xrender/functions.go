@@ -242,7 +242,7 @@ func functionTarget(ctx context.Context, repository, tag string) (string, error)
 		case <-ctx.Done():
 			_ = cmd.Process.Kill()
 			return "", ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond): // a function listens within milliseconds
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()

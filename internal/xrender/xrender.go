@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -506,12 +507,20 @@ func generatedName(o *unstructured.Unstructured) string {
 }
 
 // observe turns desired composed resources into observed ones, as if the
-// providers had created them.
+// providers had created them. An observed object shares its spec (and all
+// but metadata and status) with the desired one: this copies the two maps
+// it writes, and neither render nor the functions write to what they
+// observe (they get it as protobuf).
 func observe(desired []composed.Unstructured, info clusterinfo.Values[string]) []composed.Unstructured {
 	out := make([]composed.Unstructured, 0, len(desired))
 	for i := range desired {
 		cd := composed.New()
-		cd.Object = desired[i].DeepCopy().Object
+		cd.Object = maps.Clone(desired[i].Object)
+		for _, k := range []string{"metadata", "status"} {
+			if m, ok := cd.Object[k].(map[string]any); ok {
+				cd.Object[k] = maps.Clone(m)
+			}
+		}
 		u := &cd.Unstructured
 		if u.GetName() == "" {
 			u.SetName(generatedName(u))
