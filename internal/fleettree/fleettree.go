@@ -14,8 +14,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -144,27 +144,20 @@ func (t *Tree) ClaimsLenient() ([]ClaimFile, []*FileError, error) {
 		readErr, pErr error
 	}
 	res := make([]parsedFile, len(rels))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(rels)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(rels) {
-					return
-				}
-				b, err := t.ReadFile(rels[i])
-				if err != nil {
-					res[i].readErr = err
-					continue
-				}
-				res[i].claims, res[i].pErr = ParseClaims(b)
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range rels {
+		g.Go(func() error {
+			b, err := t.ReadFile(rels[i])
+			if err != nil {
+				res[i].readErr = err
+				return nil
 			}
-		}()
+			res[i].claims, res[i].pErr = ParseClaims(b)
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	var out []ClaimFile
 	var bad []*FileError
 	for i, rel := range rels {

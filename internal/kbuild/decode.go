@@ -24,7 +24,8 @@ import (
 // each distinct number literal is sent once through the real conversions
 // and the result kept (numberMemo). What the shortcut does not cover
 // (not an object, no kind, identity fields that are not strings, a "<<"
-// key, which YAML reads back as a merge) takes the real path. TestDecodeAsFlux and FuzzDecodeAsFlux compare the two.
+// key, which YAML reads back as a merge) takes the real path.
+// TestDecodeAsFlux and FuzzDecodeAsFlux compare the two.
 
 // numberMemo maps a JSON number literal to what Flux's round trips make of
 // it.
@@ -44,7 +45,10 @@ func (nm *numberMemo) decodeAsFlux(j []byte) (u *unstructured.Unstructured, id r
 		return nil, id, false
 	}
 	obj, isMap := v.(map[string]any)
-	if !isMap || !nm.convert(obj) {
+	if !isMap {
+		return nil, id, false
+	}
+	if _, ok := nm.convert(obj); !ok {
 		return nil, id, false
 	}
 	// The id kustomize reads from the nodes, and the kind the decoder
@@ -83,41 +87,35 @@ func optString(m map[string]any, k string) (string, bool) {
 	return "", false
 }
 
-// convert replaces every json.Number under v by what Flux's conversions
-// make of it; false when one does not convert.
-func (nm *numberMemo) convert(v any) bool {
+// convert returns v with every json.Number under it replaced by what
+// Flux's conversions make of it; false when one does not convert, or a
+// key is "<<" (written back as YAML it is a merge key: the real path
+// merges or fails).
+func (nm *numberMemo) convert(v any) (any, bool) {
 	switch x := v.(type) {
+	case json.Number:
+		return nm.number(x)
 	case map[string]any:
 		for k, e := range x {
 			if k == "<<" {
-				// Written back as YAML, the key is a merge key: the
-				// real path merges or fails.
-				return false
+				return nil, false
 			}
-			if n, isNum := e.(json.Number); isNum {
-				c, ok := nm.number(n)
-				if !ok {
-					return false
-				}
-				x[k] = c
-			} else if !nm.convert(e) {
-				return false
+			c, ok := nm.convert(e)
+			if !ok {
+				return nil, false
 			}
+			x[k] = c
 		}
 	case []any:
 		for i, e := range x {
-			if n, isNum := e.(json.Number); isNum {
-				c, ok := nm.number(n)
-				if !ok {
-					return false
-				}
-				x[i] = c
-			} else if !nm.convert(e) {
-				return false
+			c, ok := nm.convert(e)
+			if !ok {
+				return nil, false
 			}
+			x[i] = c
 		}
 	}
-	return true
+	return v, true
 }
 
 // number is the number literal n after Flux's conversions, found by
@@ -145,13 +143,5 @@ func decodeSlow(j []byte) (*unstructured.Unstructured, error) {
 	if err := rn.UnmarshalJSON(j); err != nil {
 		return nil, err
 	}
-	b, err := rn.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(b); err != nil {
-		return nil, err
-	}
-	return u, nil
+	return unstructuredOf(&rn)
 }

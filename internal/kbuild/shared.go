@@ -3,6 +3,7 @@ package kbuild
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -235,13 +236,22 @@ func unmarshalInto(res *resource.Resource, j []byte) (*resource.Resource, error)
 // toUnstructured converts through JSON, so numbers are int64/float64 as in
 // any object read from the API server.
 func toUnstructured(res *resource.Resource) (*unstructured.Unstructured, error) {
-	b, err := res.MarshalJSON()
+	u, err := unstructuredOf(res)
 	if err != nil {
 		return nil, convertErr(res, err)
 	}
+	return u, nil
+}
+
+// unstructuredOf decodes m's JSON as the API server would.
+func unstructuredOf(m json.Marshaler) (*unstructured.Unstructured, error) {
+	b, err := m.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(b); err != nil {
-		return nil, convertErr(res, err)
+		return nil, err
 	}
 	return u, nil
 }

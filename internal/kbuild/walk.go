@@ -6,10 +6,9 @@ import (
 	goruntime "runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -376,24 +375,18 @@ func (w *Walker) buildBatch(ctx context.Context, batch []item) {
 			clients[i] = w.VarClient(it.cluster, it.ks)
 		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(goruntime.GOMAXPROCS(0), len(batch)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(batch) {
-					return
-				}
-				if clients[i] != nil {
-					res[i].out, res[i].err = w.Cache.Build(ctx, w.SourceRoot, batch[i].ks, clients[i])
-				}
-			}
-		}()
+	var g errgroup.Group
+	g.SetLimit(goruntime.GOMAXPROCS(0))
+	for i := range batch {
+		if clients[i] == nil {
+			continue
+		}
+		g.Go(func() error {
+			res[i].out, res[i].err = w.Cache.Build(ctx, w.SourceRoot, batch[i].ks, clients[i])
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	for i, it := range batch {
 		if w.inputsOf(it) != res[i].inputs {
 			// An earlier item of the round changed what this one reads.

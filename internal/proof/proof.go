@@ -32,8 +32,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -437,24 +435,15 @@ func (r *run) validateAll(jobs []validation) {
 			distinct = append(distinct, i)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(distinct))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				n := int(next.Add(1)) - 1
-				if n >= len(distinct) {
-					return
-				}
-				i := distinct[n]
-				jobs[i].errs = r.v.Validate(r.ctx, jobs[i].obj)
-			}
-		}()
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, i := range distinct {
+		g.Go(func() error {
+			jobs[i].errs = r.v.Validate(r.ctx, jobs[i].obj)
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	for _, j := range jobs {
 		r.addValidation(r, j.check, j.file, j.name, j.obj, jobs[first[j.obj]].errs)
 	}
@@ -556,28 +545,24 @@ func (r *run) renderClaims() {
 		files[i] = r.fileOf(kbuild.Built{Object: b.Object})
 	}
 	outs := make([]rendered, len(inputs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, c := range inputs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			res, err := xrender.Render(r.ctx, c, defs, r.info)
-			if err != nil {
+			switch {
+			case err != nil:
 				outs[i] = rendered{err: err}
-				return
-			}
-			if c == r.twin {
+			case c == r.twin:
 				// Only its names count (checkUnique).
 				outs[i] = rendered{rc: renderedClaim{claim: c, res: res, names: composedNames(res.Composed)}}
-				return
+			default:
+				outs[i] = rendered{rc: r.examine(files[i], c, res)}
 			}
-			outs[i] = rendered{rc: r.examine(files[i], c, res)}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	for i, b := range claims {
 		c := b.Object
 		file := r.fileOf(b)
