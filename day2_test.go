@@ -10,9 +10,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/gitops-fleet/eks-fleet/components/managementcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
-	"github.com/gitops-fleet/eks-fleet/internal/mocks"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 

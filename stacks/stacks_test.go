@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
 const knownHosts = "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"

@@ -15,10 +15,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/publiccidr"
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/publiccidr"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 )
 
 var (

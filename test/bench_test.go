@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 // TestBuildCacheTwoSpokes: the proof builds each spoke's bootstrap

@@ -1,7 +1,7 @@
 package test
 
 // BenchmarkFleetChange measures what a request costs on an N-cluster tree
-// (internal/benchtree): `fleet cluster add NAME --dry-run` (every check of
+// (internal/testsupport/benchtree): `fleet cluster add NAME --dry-run` (every check of
 // the new claim, nothing written), `fleet cluster upgrade`, `fleet cluster
 // remove` and `fleet app add` (--dry-run) of an existing cluster, and
 // `fleet validate --changed FILE` in pull-request mode for a cluster added
@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitops-fleet/eks-fleet/internal/benchtree"
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
-	"github.com/gitops-fleet/eks-fleet/internal/fleettree"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/benchtree"
 )
 
 func fbCert(b testing.TB, dir string) (cert, knownHosts string) {

@@ -19,17 +19,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/appinfra"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
-	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/upstream"
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/appinfra"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
 // The facts checks hold the manifests to the Go packages that name things
-// once (internal/spokeinfo, internal/clusterinfo, internal/versions). They
+// once (internal/contract/spokeinfo, internal/contract/clusterinfo, internal/contract/versions). They
 // read the files as text and YAML, without building: the offline proof
 // (TestProof) builds and validates what Flux applies; these catch what a
 // build cannot tell, such as a spoke-info key Go does not know, or a chart
@@ -553,7 +553,7 @@ func checkKubernetesVersions(t *testing.T, tree string) []string {
 }
 
 // checkChartVersions: every HelmRelease of the system tree installs a chart
-// version internal/versions pins, runs the chart's own image unless the
+// version internal/contract/versions pins, runs the chart's own image unless the
 // chart lags the pinned release (Sealed Secrets, image.tag the release),
 // and the Flux Operator chart comes from the OCIRepository whose tag is
 // ${FLUX_OPERATOR_VERSION}. The Sealed Secrets chart is the one in the
@@ -587,19 +587,19 @@ func checkChartVersions(t *testing.T, tree string) []string {
 		version := fmt.Sprint(factField(d.obj, "spec", "chart", "spec", "version"))
 		p, ok := pins[chart]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s installs chart %q, which internal/versions does not pin", d.file, name, chart))
+			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s installs chart %q, which internal/contract/versions does not pin", d.file, name, chart))
 			continue
 		}
 		seen[chart] = true
 		if version != p.chart {
-			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: chart %s version %s, want %s (internal/versions)", d.file, name, chart, version, p.chart))
+			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: chart %s version %s, want %s (internal/contract/versions)", d.file, name, chart, version, p.chart))
 		}
 		image := factField(d.obj, "spec", "values", "image")
 		switch tag := fmt.Sprint(factField(image, "tag")); {
 		case p.image == "" && image != nil:
 			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: values.image overrides the image of chart %s %s, which already runs the pinned release", d.file, name, chart, version))
 		case p.image != "" && tag != p.image:
-			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: values.image.tag %s, want %s (internal/versions)", d.file, name, tag, p.image))
+			problems = append(problems, fmt.Sprintf("%s: HelmRelease %s: values.image.tag %s, want %s (internal/contract/versions)", d.file, name, tag, p.image))
 		}
 	}
 	for _, d := range docs {
@@ -665,7 +665,7 @@ func checkPackageVersions(t *testing.T, tree string) []string {
 		if isFunction && strings.Contains(pkg, versions.WorkloadClusterFunctionPackage) {
 			own++
 			if pkg != ownFunctionRef {
-				problems = append(problems, fmt.Sprintf("%s: Function package %q, want %q (cluster-info %s, internal/versions.WorkloadClusterFunction)", d.file, pkg, ownFunctionRef, clusterinfo.FunctionRegistry))
+				problems = append(problems, fmt.Sprintf("%s: Function package %q, want %q (cluster-info %s, internal/contract/versions.WorkloadClusterFunction)", d.file, pkg, ownFunctionRef, clusterinfo.FunctionRegistry))
 			}
 			continue
 		}
@@ -683,11 +683,11 @@ func checkPackageVersions(t *testing.T, tree string) []string {
 		case isFunction && m[1] == "function-auto-ready":
 			want = "v" + versions.FunctionAutoReady
 		default:
-			problems = append(problems, fmt.Sprintf("%s: %s %s has no pinned release in internal/versions", d.file, d.obj["kind"], m[1]))
+			problems = append(problems, fmt.Sprintf("%s: %s %s has no pinned release in internal/contract/versions", d.file, d.obj["kind"], m[1]))
 			continue
 		}
 		if m[2] != want {
-			problems = append(problems, fmt.Sprintf("%s: %s %s at %s, want %s (internal/versions)", d.file, d.obj["kind"], m[1], m[2], want))
+			problems = append(problems, fmt.Sprintf("%s: %s %s at %s, want %s (internal/contract/versions)", d.file, d.obj["kind"], m[1], m[2], want))
 		}
 	}
 	if n == 0 {

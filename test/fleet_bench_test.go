@@ -3,7 +3,7 @@ package test
 // BenchmarkFleetValidate measures `fleet validate` on trees of 10, 100 and
 // 1000 spokes: the repository's manifests/ plus N-1 claims generated with
 // the code `fleet cluster add` uses (policy defaults, free CIDR blocks from
-// internal/cidralloc, the same claim encoding, listing and workloads
+// internal/fleet/cidralloc, the same claim encoding, listing and workloads
 // folder).
 //
 //	go test ./test -run '^$' -bench 'FleetValidate/full' -benchtime 1x -timeout 60m
@@ -44,11 +44,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitops-fleet/eks-fleet/internal/benchtree"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
-	"github.com/gitops-fleet/eks-fleet/internal/fleetvalidate"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetvalidate"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/benchtree"
 )
 
 func fbSizes() []int {
@@ -66,7 +66,7 @@ func fbSizes() []int {
 }
 
 // fbTree copies the repository's manifests/ and adds clusters until it has
-// n claims (internal/benchtree).
+// n claims (internal/testsupport/benchtree).
 func fbTree(b *testing.B, n int) string {
 	b.Helper()
 	root := filepath.Join(b.TempDir(), "manifests")

@@ -15,10 +15,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 // awsKeyFields are the forProvider fields of the IAM and EKS objects that

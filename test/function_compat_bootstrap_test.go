@@ -14,13 +14,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/deploykey"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/deploykey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 // bootstrapFixed are the fields the function changes on purpose, per

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 // compatFields are the forProvider fields that reach AWS (names, CIDRs,

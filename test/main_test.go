@@ -7,14 +7,14 @@
 //
 // Needs the Go module proxy only: the pinned upstream modules (CRDs) are
 // fetched with `go mod download`, and the composition functions are built
-// from internal/tools/functions/* into the user cache on first use.
+// from internal/build/tools/functions/* into the user cache on first use.
 package test
 
 import (
 	"os"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 // TestMain stops the composition function processes the renders started.

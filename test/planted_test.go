@@ -9,11 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
-	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 const fixture = "testdata/mini/manifests"
@@ -275,7 +275,7 @@ func TestPlantedErrors(t *testing.T) {
 			want:  []string{"ControllerConfig"},
 		},
 		{
-			name:  "IRSA subject not in internal/serviceaccounts",
+			name:  "IRSA subject not in internal/contract/serviceaccounts",
 			edits: []edit{{"platform-apis/composition.yaml", "kube-system:aws-load-balancer-controller", "kube-system:aws-lb-controller"}},
 			check: proof.CheckIRSA,
 			want:  []string{"system:serviceaccount:kube-system:aws-lb-controller"},

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 )
 
 // plantedTree is a copy of the repository's tree with edits; want are the

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/benchtree"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/benchtree"
 )
 
 // TestProofScope: proof.Options.Claims renders exactly the named claims

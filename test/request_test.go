@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/benchtree"
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
-	"github.com/gitops-fleet/eks-fleet/internal/treeedit"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/benchtree"
 )
 
 const xrdFile = "gitops-system/platform-apis/workload-cluster/definition.yaml"

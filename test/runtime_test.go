@@ -78,7 +78,7 @@ func checkRuntime(t *testing.T, tree string) []string {
 		}
 	}
 	// M6 (the team role covers kstatus' reads) is a proof boundary now:
-	// internal/rbacproof, run by fleet validate (test/impersonation_test.go).
+	// internal/proof/rbacproof, run by fleet validate (test/impersonation_test.go).
 	return errs
 }
 

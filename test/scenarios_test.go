@@ -5,7 +5,7 @@ package test
 // code as `go run ./scripts/fleet`) or with the file edit the page
 // describes, and the offline proof must pass on the result. The app path
 // (AppInfrastructure claims rendered on the spokes that run them) is proven
-// by internal/appproof on the same tree.
+// by internal/proof/appproof on the same tree.
 
 import (
 	"bytes"
@@ -22,17 +22,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gitops-fleet/eks-fleet/internal/apivalidate"
-	"github.com/gitops-fleet/eks-fleet/internal/appinfra"
-	"github.com/gitops-fleet/eks-fleet/internal/appproof"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
-	"github.com/gitops-fleet/eks-fleet/internal/fleettree"
-	"github.com/gitops-fleet/eks-fleet/internal/kustfile"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/appinfra"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
-	"github.com/gitops-fleet/eks-fleet/internal/treeedit"
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/appproof"
 )
 
 // exampleSpoke is the spoke the committed tree carries.
@@ -230,7 +230,7 @@ func renderedOf(t *testing.T, rep *proof.Report, spoke string) []*unstructured.U
 	return objs
 }
 
-// nextMinor is the version after v in internal/versions, if any.
+// nextMinor is the version after v in internal/contract/versions, if any.
 func nextMinor(v string) (string, bool) {
 	all := versions.Kubernetes()
 	i := slices.Index(all, v)

@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
-	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 // Teardown is a chain of waits, each Flux Kustomization with

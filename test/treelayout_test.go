@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
-	"github.com/gitops-fleet/eks-fleet/internal/treeedit"
 )
 
 // TestProofTreeLayouts: the proof places the tree where GITOPS_SYSTEM_PATH

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gitops-fleet/eks-fleet/internal/apivalidate"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
 )
 
 // TestUpstreamKinds: every kind the design composes or installs is

@@ -13,10 +13,10 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/mocks"
-	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
 
 const roleARN = "arn:aws:iam::111122223333:role/mgmt-flux"

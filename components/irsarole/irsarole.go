@@ -12,8 +12,8 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 )
 
 // Type is the component's Pulumi type token.

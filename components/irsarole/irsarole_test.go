@@ -8,9 +8,9 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/mocks"
-	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
 
 const (

@@ -27,9 +27,9 @@ import (
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/gitops-fleet/eks-fleet/internal/ekszones"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/ekszones"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 )
 
 // Type is the component's Pulumi type token.
@@ -495,7 +495,7 @@ func AccessEntryKey(principalARN string) string {
 // availability zones (<region><letter>), in order; Local and Wavelength
 // Zones (<region>-<location>-<n><letter>) are skipped, and so are the zones
 // whose ID (ids, parallel to names) EKS refuses for cluster subnets
-// (internal/ekszones, e.g. use1-az3).
+// (internal/contract/ekszones, e.g. use1-az3).
 func StandardZones(region string, names, ids []string, n int) ([]string, error) {
 	if len(ids) != len(names) {
 		return nil, fmt.Errorf("region %s: %d zone names but %d zone IDs", region, len(names), len(ids))

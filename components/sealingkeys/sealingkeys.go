@@ -1,7 +1,7 @@
 // Package sealingkeys is the SealingKeys component: the Sealed Secrets key
 // pairs of the fleet, made by pulumi-tls, and the KMS-encrypted Secrets
 // Manager secret the External Secrets Operator of every cluster reads them
-// from (internal/sealingkey names its JSON properties).
+// from (internal/contract/sealingkey names its JSON properties).
 //
 // Rotation: the stack setting sealingKeyIds lists key ids oldest first. The
 // last id is the active key (its certificate is exported for kubeseal
@@ -36,8 +36,8 @@ import (
 	"github.com/pulumi/pulumi-tls/sdk/v5/go/tls"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 )
 
 // Type is the component's Pulumi type token.

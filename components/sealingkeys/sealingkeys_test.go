@@ -10,9 +10,9 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/mocks"
-	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
 
 const account = "111122223333"

@@ -20,11 +20,11 @@ import (
 	"github.com/gitops-fleet/eks-fleet/components/irsarole"
 	"github.com/gitops-fleet/eks-fleet/components/managementcluster"
 	"github.com/gitops-fleet/eks-fleet/components/sealingkeys"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
-	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 

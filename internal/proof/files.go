@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
 // fileIndex maps "Kind/name" to the tree files (relative) that define it,

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
 type node struct {

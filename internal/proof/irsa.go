@@ -9,8 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
-	"github.com/gitops-fleet/eks-fleet/internal/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
 // createdSA is a service account the manifests make; Prefix when its name
@@ -304,13 +304,13 @@ func (r *run) checkIRSA() {
 			want[sa.Subject()] = true
 			if _, ok := got[sa.Subject()]; !ok {
 				r.add(CheckIRSA, file, objectName(rc.claim, kbuild.Hub),
-					"no composed IAM role trusts %s (internal/serviceaccounts)", sa.Subject())
+					"no composed IAM role trusts %s (internal/contract/serviceaccounts)", sa.Subject())
 			}
 		}
 		for s, roles := range got {
 			if !want[s] {
 				r.add(CheckIRSA, file, "Role "+strings.Join(roles, ", "),
-					"trusts %s, which is not a spoke service account in internal/serviceaccounts", s)
+					"trusts %s, which is not a spoke service account in internal/contract/serviceaccounts", s)
 			}
 		}
 		// The spoke's cluster in the walk: reached through a kubeConfig

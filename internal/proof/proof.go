@@ -13,7 +13,7 @@
 //	            provider CRD; composed names are unique per spoke and fleet
 //	graph       Flux dependsOn is acyclic and every reference resolves
 //	deprecated  no deprecated or removed API version
-//	irsa        IRSA trust subjects equal internal/serviceaccounts and the
+//	irsa        IRSA trust subjects equal internal/contract/serviceaccounts and the
 //	            service accounts the manifests create
 //	sealing     a Secret sealed with kubeseal's code and a certificate made
 //	            the way SealingKeys makes it unseals with the controller's
@@ -38,11 +38,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/gitops-fleet/eks-fleet/internal/apivalidate"
-	"github.com/gitops-fleet/eks-fleet/internal/appproof"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/appproof"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 // Check names.
@@ -59,10 +59,10 @@ const (
 	// role that reaches only the claim's own table and queues.
 	CheckApps = "apps"
 	// CheckImpersonation: a Kustomization's impersonated service account
-	// may apply, prune and health-check its build (internal/rbacproof).
+	// may apply, prune and health-check its build (internal/proof/rbacproof).
 	CheckImpersonation = "impersonation"
 	// CheckSecretStore: each ClusterSecretStore serves only the namespaces
-	// of the ExternalSecrets that use it (internal/secretstore).
+	// of the ExternalSecrets that use it (internal/proof/secretstore).
 	CheckSecretStore = "secret-store"
 )
 
@@ -374,7 +374,7 @@ func (r *run) do(rewritten []string) error {
 	return nil
 }
 
-// checkApps runs the app path's proof (internal/appproof) over what the
+// checkApps runs the app path's proof (internal/proof/appproof) over what the
 // walk built on every spoke.
 func (r *run) checkApps() {
 	rep := appproof.CheckBuilt(r.ctx, r.w.Results, appproof.ClusterVars(r.w.Results), r.info,

@@ -5,14 +5,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
-	"github.com/gitops-fleet/eks-fleet/internal/rbacproof"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/rbacproof"
 )
 
 // checkImpersonation: every Flux Kustomization with serviceAccountName may,
 // as that account on the cluster it applies to, apply and prune every
 // object of its build and make the reads kstatus makes to health-check
-// them (internal/rbacproof).
+// them (internal/proof/rbacproof).
 func (r *run) checkImpersonation() {
 	byOrigin := map[string][]kbuild.Built{}
 	byCluster := map[string][]*unstructured.Unstructured{}

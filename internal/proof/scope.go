@@ -3,7 +3,7 @@ package proof
 import (
 	"context"
 
-	"github.com/gitops-fleet/eks-fleet/internal/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 )
 
 // A request's proof reads the tree with a change pending and leaves out

@@ -27,9 +27,9 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/kbuild"
-	"github.com/gitops-fleet/eks-fleet/internal/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
 // The sealing certificate as the SealingKeys component makes it (pulumi-tls

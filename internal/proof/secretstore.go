@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitops-fleet/eks-fleet/internal/secretstore"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/secretstore"
 )
 
 // probeNamespace stands for any namespace a tenant could create or be
@@ -14,7 +14,7 @@ const probeNamespace = "tenant-probe"
 
 // checkSecretStores: every ClusterSecretStore, on the hub and on each
 // spoke, serves exactly the namespaces of the ExternalSecrets that use it
-// (internal/secretstore evaluates the conditions as ESO does). A store
+// (internal/proof/secretstore evaluates the conditions as ESO does). A store
 // without conditions, or one that admits another namespace of the cluster
 // (a team's) or a namespace made later, would let whoever can create an
 // ExternalSecret there read what the store's role reads: the sealing key.

@@ -9,7 +9,7 @@
 #   scripts/bench/bench.sh 10 100
 #   FULL_MAX=100 scripts/bench/bench.sh 10 100 1000   # no full validate above 100
 #
-# Per size: the tree (internal/benchtree: the repository's manifests/ plus
+# Per size: the tree (internal/testsupport/benchtree: the repository's manifests/ plus
 # clusters written as `fleet cluster add` writes them), then
 #   anchor cold / warm         the pipeline, twice
 #   validate cold / warm       `fleet validate TREE`, a fresh process each
@@ -20,7 +20,7 @@
 #   validate --changed         pull-request mode for a new cluster
 #                              (`fleet cluster add` applied on a copy)
 # kustomize and kubeconform are built from the module proxy at the
-# versions pinned in internal/tools/anchor/go.mod.
+# versions pinned in internal/build/tools/anchor/go.mod.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 sizes=("$@")
@@ -32,7 +32,7 @@ bin=$work/bin
 mkdir -p "$bin"
 echo "building fleet, gentree, crdschemas, kustomize, kubeconform ..." >&2
 (cd "$repo" && go build -o "$bin/" ./scripts/fleet ./scripts/bench/gentree ./scripts/bench/crdschemas)
-(cd "$repo/internal/tools/anchor" && go build -o "$bin/" sigs.k8s.io/kustomize/kustomize/v5 github.com/yannh/kubeconform/cmd/kubeconform)
+(cd "$repo/internal/build/tools/anchor" && go build -o "$bin/" sigs.k8s.io/kustomize/kustomize/v5 github.com/yannh/kubeconform/cmd/kubeconform)
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 1 -subj /CN=sealed-secret 2>/dev/null
 echo "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl" >"$work/known_hosts"
 

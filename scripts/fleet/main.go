@@ -1,5 +1,5 @@
 // Command fleet edits and checks the GitOps tree of an EKS fleet; see
-// `fleet --help`. All logic lives in internal/fleetcmd.
+// `fleet --help`. All logic lives in internal/fleet/fleetcmd.
 //
 // FLEET_CPUPROFILE=FILE and FLEET_MEMPROFILE=FILE write Go CPU and heap
 // profiles of the run (for `go tool pprof -top`); see docs/performance.md.
@@ -23,7 +23,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 
-	"github.com/gitops-fleet/eks-fleet/internal/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 )
 
 func main() {

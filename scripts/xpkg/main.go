@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/xpkgbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/build/xpkgbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
 // packageName is the repository name under the registry.
@@ -27,7 +27,7 @@ const packageName = versions.WorkloadClusterFunctionPackage
 func main() {
 	out := flag.String("out", "", "write the package as an OCI image layout to this directory")
 	push := flag.String("push", "", "push to <registry>/"+packageName+":<version> (registry, e.g. ghcr.io/org/eks-fleet)")
-	version := flag.String("version", versions.WorkloadClusterFunction, "tag to push; must equal internal/versions.WorkloadClusterFunction")
+	version := flag.String("version", versions.WorkloadClusterFunction, "tag to push; must equal internal/contract/versions.WorkloadClusterFunction")
 	flag.Parse()
 	if err := run(context.Background(), *out, *push, *version); err != nil {
 		log.Fatal(err)
@@ -39,7 +39,7 @@ func run(ctx context.Context, out, push, version string) error {
 		return fmt.Errorf("give -out DIR and/or -push REGISTRY")
 	}
 	if version != versions.WorkloadClusterFunction {
-		return fmt.Errorf("-version %q differs from internal/versions.WorkloadClusterFunction %q: bump the constant, not the tag", version, versions.WorkloadClusterFunction)
+		return fmt.Errorf("-version %q differs from internal/contract/versions.WorkloadClusterFunction %q: bump the constant, not the tag", version, versions.WorkloadClusterFunction)
 	}
 	var ref name.Reference
 	if push != "" {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
 // Each refusal happens before anything is built or pushed.

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/deploykey"
-	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/deploykey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
 // Hub-side spoke bootstrap: the kubeconfig ConfigMap Flux reaches the spoke
@@ -240,7 +240,7 @@ type bootVars struct {
 	substitute Object
 }
 
-// bootstrapVars are the postBuild.substitute values (internal/spokeinfo).
+// bootstrapVars are the postBuild.substitute values (internal/contract/spokeinfo).
 // ok is false while AWS has not reported the VPC, the cluster ARN or the
 // issuer; observed objects then keep what they were composed with.
 func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {

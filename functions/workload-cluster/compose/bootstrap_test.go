@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitops-fleet/eks-fleet/internal/spokeinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 )
 
 func bootParams(spoke string) Params {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
 const (

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
 const iamV1 = "iam.aws.upbound.io/v1beta1"
@@ -12,7 +12,7 @@ const iamV1 = "iam.aws.upbound.io/v1beta1"
 // RoleLabel labels each composed Role with its spokeiam role key.
 const RoleLabel = "eksfleet.io/role"
 
-// IAM composes the spoke's roles exactly as internal/spokeiam builds them:
+// IAM composes the spoke's roles exactly as internal/iam/spokeiam builds them:
 // name, trust, description, the hub's permissions boundary and the fence
 // tags (eksfleet.io/spoke, eksfleet.io/cluster and, on IRSA roles,
 // eksfleet.io/oidc) that the boundary and the hub Crossplane's policy

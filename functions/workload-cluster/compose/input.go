@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
 // Input is the function's input (the Composition step's input): the hub
@@ -71,7 +71,7 @@ func InputFrom(v clusterinfo.Values[string]) (Input, error) {
 	}, nil
 }
 
-// Hub is the hub as internal/hubiam sees it.
+// Hub is the hub as internal/iam/hubiam sees it.
 func (in Input) Hub() hubiam.Env {
 	return hubiam.Env{HubName: in.HubName, AccountID: in.AccountID, Partition: in.Partition, Region: in.HubRegion}
 }

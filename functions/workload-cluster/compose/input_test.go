@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
 
 // Every input field is fed by exactly one cluster-info variable, so the

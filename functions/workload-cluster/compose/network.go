@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 )
 
 // VPC prefix lengths the XRD admits (spec.vpcCidr is /16, /17 or /18).

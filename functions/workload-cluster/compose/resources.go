@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
 // Params is what the function reads: the hub from the function input, the

@@ -14,9 +14,9 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fnjson"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
 const testHub = "mgmt"

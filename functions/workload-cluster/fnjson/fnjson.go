@@ -17,7 +17,7 @@ import (
 	"slices"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 )
 
 // ClaimNameLabel is the label Crossplane puts on an XR created from a claim.

@@ -17,8 +17,8 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fnjson"
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/xpfn"
-	"github.com/gitops-fleet/eks-fleet/internal/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
 // viaProtojson is the deployed function's path (package fn): the request

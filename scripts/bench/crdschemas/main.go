@@ -1,7 +1,7 @@
 // Command crdschemas writes the JSON schemas kubeconform needs for the
 // anchor pipeline of scripts/bench/bench.sh: one file per served version of
 // every CRD the offline proof knows (the pinned upstream CRDs of
-// internal/upstream, and the CRDs and Crossplane XRDs in the tree, for the
+// internal/build/upstream, and the CRDs and Crossplane XRDs in the tree, for the
 // composite and the claim kind), at
 // OUT/<group>/<kind lower-case>_<version>.json, the layout of kubeconform's
 // -schema-location '{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json'.
@@ -25,7 +25,7 @@ import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/gitops-fleet/eks-fleet/internal/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gitops-fleet/eks-fleet/internal/benchtree"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/benchtree"
 )
 
 func main() {

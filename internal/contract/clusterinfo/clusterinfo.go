@@ -1,0 +1,202 @@
+// Package clusterinfo defines the hub's cluster-info ConfigMap: the variables
+// Flux substitutes into the system tree (postBuild.substituteFrom). The Pulumi
+// program fills it, the offline proof builds the tree with it, and fleet
+// renders spokes with it; the names exist only here.
+package clusterinfo
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+)
+
+// ConfigMap coordinates on the hub.
+const (
+	Name      = "cluster-info"
+	Namespace = "flux-system"
+)
+
+// Variable names, as the manifests write them (${NAME}).
+const (
+	AccountID              = "ACCOUNT_ID"
+	Region                 = "AWS_REGION"
+	Partition              = "AWS_PARTITION"
+	HubName                = "HUB_CLUSTER_NAME"
+	HubVPCCIDR             = "HUB_VPC_CIDR"
+	HubEgressCIDRs         = "HUB_EGRESS_CIDRS" // the hub's NAT egress, allowed on every spoke's public endpoint
+	OIDCProviderARN        = "HUB_OIDC_PROVIDER_ARN"
+	OIDCIssuer             = "HUB_OIDC_ISSUER"
+	CrossplaneRoleARN      = "CROSSPLANE_ROLE_ARN"
+	ExternalSecretsRoleARN = "ESO_ROLE_ARN"
+	FluxRoleARN            = "FLUX_ROLE_ARN"
+	SpokeRolePrefix        = "SPOKE_ROLE_PREFIX"
+	SpokeBoundaryARN       = "SPOKE_PERMISSIONS_BOUNDARY_ARN"
+	SealingSecretName      = "SEALING_SECRET_NAME"
+	SealingSecretARN       = "SEALING_SECRET_ARN"
+	SealingKMSKeyARN       = "SEALING_KMS_KEY_ARN"
+	// The Secrets the Sealed Secrets controller loads keys from, one name
+	// per key id (internal/contract/sealingkey): a rotation creates new Secrets,
+	// which the controller's key informer registers (it has no UpdateFunc).
+	SealingActiveKeySecret   = "SEALING_ACTIVE_KEY_SECRET"
+	SealingPreviousKeySecret = "SEALING_PREVIOUS_KEY_SECRET"
+	GitURL                   = "GIT_URL"
+	GitBranch                = "GIT_BRANCH"
+	SystemPath               = "GITOPS_SYSTEM_PATH"
+	FluxVersion              = "FLUX_VERSION"
+	FluxOperatorVersion      = "FLUX_OPERATOR_VERSION"
+	// LogRetentionDays is the retention of the spokes' control-plane log
+	// groups (the hub's logRetentionDays setting).
+	LogRetentionDays = "LOG_RETENTION_DAYS"
+	// FunctionRegistry is the OCI repository the hub's Crossplane pulls
+	// <registry>/function-workload-cluster:<version> from (the hub's
+	// functionRegistry setting).
+	FunctionRegistry = "FUNCTION_REGISTRY"
+)
+
+// Values holds every cluster-info variable. T is string for plain values
+// (tests, fleet) and a Pulumi input in the program, so both fill the same
+// fields and no variable can be forgotten in one of them.
+type Values[T any] struct {
+	AccountID                T
+	Region                   T
+	Partition                T
+	HubName                  T
+	HubVPCCIDR               T
+	HubEgressCIDRs           T // hub NAT public IPs as /32s, a flow sequence (FormatCIDRs)
+	OIDCProviderARN          T
+	OIDCIssuer               T // issuer without https://, as IAM conditions use it
+	CrossplaneRoleARN        T
+	ExternalSecretsRoleARN   T
+	FluxRoleARN              T
+	SpokeRolePrefix          T // every spoke IAM role name starts with it
+	SpokeBoundaryARN         T // permissions boundary every spoke role must carry
+	SealingSecretName        T
+	SealingSecretARN         T
+	SealingKMSKeyARN         T
+	SealingActiveKeySecret   T
+	SealingPreviousKeySecret T
+	GitURL                   T
+	GitBranch                T
+	SystemPath               T // path of gitops-system in the repository, without ./
+	FluxVersion              T
+	FluxOperatorVersion      T
+	LogRetentionDays         T // days, a CloudWatch Logs retention value
+	FunctionRegistry         T // OCI repository of the workload-cluster function, e.g. ghcr.io/org/eks-fleet
+}
+
+// Map returns the ConfigMap data, keyed by variable name.
+func (v Values[T]) Map() map[string]T {
+	return map[string]T{
+		AccountID:                v.AccountID,
+		Region:                   v.Region,
+		Partition:                v.Partition,
+		HubName:                  v.HubName,
+		HubVPCCIDR:               v.HubVPCCIDR,
+		HubEgressCIDRs:           v.HubEgressCIDRs,
+		OIDCProviderARN:          v.OIDCProviderARN,
+		OIDCIssuer:               v.OIDCIssuer,
+		CrossplaneRoleARN:        v.CrossplaneRoleARN,
+		ExternalSecretsRoleARN:   v.ExternalSecretsRoleARN,
+		FluxRoleARN:              v.FluxRoleARN,
+		SpokeRolePrefix:          v.SpokeRolePrefix,
+		SpokeBoundaryARN:         v.SpokeBoundaryARN,
+		SealingSecretName:        v.SealingSecretName,
+		SealingSecretARN:         v.SealingSecretARN,
+		SealingKMSKeyARN:         v.SealingKMSKeyARN,
+		SealingActiveKeySecret:   v.SealingActiveKeySecret,
+		SealingPreviousKeySecret: v.SealingPreviousKeySecret,
+		GitURL:                   v.GitURL,
+		GitBranch:                v.GitBranch,
+		SystemPath:               v.SystemPath,
+		FluxVersion:              v.FluxVersion,
+		FluxOperatorVersion:      v.FluxOperatorVersion,
+		LogRetentionDays:         v.LogRetentionDays,
+		FunctionRegistry:         v.FunctionRegistry,
+	}
+}
+
+// Names returns every variable name, sorted.
+func Names() []string {
+	m := Values[struct{}]{}.Map()
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SpokeRolePrefixFor is the name prefix of every IAM role the hub's
+// Crossplane may create: distinct per hub so two hubs in one account never
+// collide, and never a prefix of the hub's own roles.
+func SpokeRolePrefixFor(hubName string) string { return hubName + "-spoke-" }
+
+// SealingSecretNameFor is the default Secrets Manager name of a hub's sealing keys.
+func SealingSecretNameFor(hubName string) string {
+	return fmt.Sprintf("%s/sealed-secrets-key", hubName)
+}
+
+// FormatCIDRs writes CIDRs as the value of HUB_EGRESS_CIDRS: a JSON array
+// of strings, which is also a YAML flow sequence, e.g.
+// ["198.51.100.10/32","198.51.100.11/32"]. Substituted as a whole YAML
+// value it reads as a list; an empty list is [].
+func FormatCIDRs(cidrs []string) string {
+	if len(cidrs) == 0 {
+		return "[]"
+	}
+	b, err := json.Marshal(cidrs)
+	if err != nil {
+		// A []string always marshals.
+		panic(fmt.Sprintf("clusterinfo: marshal %v: %v", cidrs, err))
+	}
+	return string(b)
+}
+
+// ParseCIDRs reads a HUB_EGRESS_CIDRS value written by FormatCIDRs.
+func ParseCIDRs(v string) ([]string, error) {
+	var out []string
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("%s %q: want a JSON list of CIDRs such as [\"198.51.100.10/32\"]: %w", HubEgressCIDRs, v, err)
+	}
+	return out, nil
+}
+
+// Example returns realistic values for offline builds and renders: the
+// account is AWS's documentation account.
+func Example() Values[string] {
+	const (
+		account = "111122223333"
+		region  = "eu-west-1"
+		hub     = "mgmt"
+		issuer  = "oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE"
+	)
+	return Values[string]{
+		AccountID:                account,
+		Region:                   region,
+		Partition:                "aws",
+		HubName:                  hub,
+		HubVPCCIDR:               "10.0.0.0/16",
+		HubEgressCIDRs:           FormatCIDRs([]string{"198.51.100.10/32", "198.51.100.11/32", "198.51.100.12/32"}),
+		OIDCProviderARN:          "arn:aws:iam::" + account + ":oidc-provider/" + issuer,
+		OIDCIssuer:               issuer,
+		CrossplaneRoleARN:        "arn:aws:iam::" + account + ":role/mgmt-crossplane-aws",
+		ExternalSecretsRoleARN:   "arn:aws:iam::" + account + ":role/mgmt-external-secrets",
+		FluxRoleARN:              "arn:aws:iam::" + account + ":role/mgmt-flux",
+		SpokeRolePrefix:          SpokeRolePrefixFor(hub),
+		SpokeBoundaryARN:         "arn:aws:iam::" + account + ":policy/mgmt-spoke-boundary",
+		SealingSecretName:        SealingSecretNameFor(hub),
+		SealingSecretARN:         "arn:aws:secretsmanager:" + region + ":" + account + ":secret:" + SealingSecretNameFor(hub) + "-AbCdEf",
+		SealingKMSKeyARN:         "arn:aws:kms:" + region + ":" + account + ":key/1234abcd-12ab-34cd-56ef-1234567890ab",
+		SealingActiveKeySecret:   "sealing-key-key-1",
+		SealingPreviousKeySecret: "sealing-key-previous-key-1",
+		GitURL:                   "ssh://git@github.com/example-org/eks-fleet.git",
+		GitBranch:                "main",
+		SystemPath:               "manifests/gitops-system",
+		FluxVersion:              versions.Flux,
+		FluxOperatorVersion:      versions.FluxOperator,
+		LogRetentionDays:         "90",
+		FunctionRegistry:         versions.FunctionRegistry,
+	}
+}

@@ -1,0 +1,67 @@
+package fleetcmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+)
+
+// clusterBreakGlassCmd prints the commands that let the deletion of a spoke
+// whose API is gone finish (review M4). kustomize-controller (v1.9.5
+// finalize) retries pruning through an unreachable cluster without a time
+// limit; a suspended Kustomization's finalizer skips pruning and removes
+// itself. Only the remote steps that prune at deletion need it (the others
+// Orphan, or run on the hub and are bounded by spec.timeout), so the list
+// comes from the composition function's step table.
+func (a *app) clusterBreakGlassCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "break-glass NAME",
+		Short: "Print the commands that let a stuck spoke deletion finish when its API is unreachable",
+		Long: `When a spoke's Kubernetes API cannot be reached (cluster deleted out of band,
+Flux access removed, public CIDRs changed), the hub cannot prune what it applied
+there and the claim's deletion waits forever at <spoke>-workloads; the Usages
+then hold the node group, the cluster and the network. The printed commands
+suspend those Kustomizations so that their finalizers skip pruning; Crossplane
+then deletes the rest in order. Whatever ran on the spoke is abandoned with it:
+check the apps' AWS resources (fleet status, the AWS console) afterwards.
+Works when the claim file is already removed; needs only the cluster's name.`,
+		Example: `  fleet cluster break-glass payments
+  fleet cluster break-glass payments | sh`,
+		Args: exactArgs("NAME"),
+		RunE: func(_ *cobra.Command, args []string) error { return a.clusterBreakGlass(args[0]) },
+	}
+}
+
+func (a *app) clusterBreakGlass(name string) error {
+	if !dnsLabelRE.MatchString(name) || len(name) > workloadcluster.MaxNameLength {
+		return usageErr("NAME %q: a cluster name is a DNS label (lowercase letters, digits, '-') of at most %d characters", name, workloadcluster.MaxNameLength)
+	}
+	fmt.Fprintf(a.stdout, "# Break glass for spoke %s: only when its API is unreachable and its deletion is stuck.\n", name)
+	fmt.Fprintf(a.stdout, "# Suspended, these Kustomizations skip pruning on the spoke and drop their finalizer.\n")
+	bound, err := compose.UnreachableTeardownBound()
+	if err != nil {
+		return err
+	}
+	for _, cmd := range BreakGlassCommands(name) {
+		fmt.Fprintln(a.stdout, cmd)
+	}
+	fmt.Fprintf(a.stdout, "# Then the hub-side bootstrap steps give up within %s (their timeouts) and Crossplane deletes\n", bound)
+	fmt.Fprintf(a.stdout, "# the node group, cluster and network. Check the apps' AWS resources afterwards.\n")
+	return nil
+}
+
+// BreakGlassCommands returns the kubectl commands for spoke name, one per
+// Kustomization whose finalizer needs the spoke.
+func BreakGlassCommands(name string) []string {
+	var out []string
+	for _, part := range compose.BreakGlassParts() {
+		out = append(out, strings.Join([]string{"kubectl", "--namespace", compose.BootstrapNamespace,
+			"patch", "kustomizations.kustomize.toolkit.fluxcd.io", name + "-" + part,
+			"--type=merge", `--patch='{"spec":{"suspend":true}}'`}, " "))
+	}
+	return out
+}

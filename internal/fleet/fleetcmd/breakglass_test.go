@@ -1,0 +1,119 @@
+package fleetcmd
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+)
+
+// needsSpoke models kustomize-controller v1.9.5 finalize: the finalizer
+// builds a client for spec.kubeConfig (and fails forever when the spoke is
+// unreachable) exactly when finalizerShouldDeleteResources is true.
+func needsSpoke(spec map[string]any) bool {
+	if spec["kubeConfig"] == nil || spec["suspend"] == true {
+		return false
+	}
+	switch spec["deletionPolicy"] {
+	case "Delete", "WaitForTermination":
+		return true
+	case "Orphan":
+		return false
+	default: // MirrorPrune, the default
+		return spec["prune"] == true
+	}
+}
+
+// applyBreakGlass applies the printed kubectl patches to the composed
+// Kustomizations (by name) and returns those still needing the spoke.
+func applyBreakGlass(t *testing.T, composed map[string]compose.Object, cmds []string) []string {
+	t.Helper()
+	byName := map[string]map[string]any{}
+	for _, o := range composed {
+		if o["kind"] == "Kustomization" {
+			byName[o["metadata"].(compose.Object)["name"].(string)] = o["spec"].(compose.Object)
+		}
+	}
+	for _, c := range cmds {
+		f := strings.Fields(c)
+		if len(f) != 8 || f[0] != "kubectl" || f[2] != compose.BootstrapNamespace || f[4] != "kustomizations.kustomize.toolkit.fluxcd.io" {
+			t.Fatalf("unexpected command %q", c)
+		}
+		spec, ok := byName[f[5]]
+		if !ok {
+			t.Fatalf("%q names no composed Kustomization", c)
+		}
+		var p struct {
+			Spec map[string]any `json:"spec"`
+		}
+		if err := json.Unmarshal([]byte(strings.Trim(strings.TrimPrefix(f[7], "--patch="), "'")), &p); err != nil {
+			t.Fatalf("%q: %v", c, err)
+		}
+		for k, v := range p.Spec {
+			spec[k] = v
+		}
+	}
+	var stuck []string
+	for n, spec := range byName {
+		if needsSpoke(spec) {
+			stuck = append(stuck, n)
+		}
+	}
+	return stuck
+}
+
+func bootstrapObjects(t *testing.T, spoke string) map[string]compose.Object {
+	t.Helper()
+	obs := map[string]compose.Object{
+		"vpc": {"status": map[string]any{"atProvider": map[string]any{"id": "vpc-1"}}},
+		"cluster": {"status": map[string]any{"atProvider": map[string]any{"arn": "arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-" + spoke,
+			"identity": []any{map[string]any{"oidc": []any{map[string]any{"issuer": "https://oidc.example/id/1"}}}}}}},
+	}
+	out, _, err := compose.Bootstrap(compose.Params{Input: compose.Input{HubName: "mgmt", AccountID: "111122223333", Partition: "aws"}, Spoke: spoke,
+		Spec: workloadcluster.Spec{Region: "eu-west-1"}}, compose.BootstrapIn{SystemPath: "manifests/gitops-system", Observed: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// M4: after the printed commands no composed Kustomization's finalizer
+// needs the unreachable spoke; without them (or with one dropped) some do.
+func TestBreakGlassReleasesEveryFinalizer(t *testing.T) {
+	f := newFixture(t)
+	r := f.run(testDeps(), "cluster", "break-glass", "apps-staging")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var cmds []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			cmds = append(cmds, l)
+		}
+	}
+	if stuck := applyBreakGlass(t, bootstrapObjects(t, "apps-staging"), cmds); len(stuck) != 0 {
+		t.Errorf("after break-glass still needing the spoke: %v", stuck)
+	}
+	if stuck := applyBreakGlass(t, bootstrapObjects(t, "apps-staging"), nil); len(stuck) == 0 {
+		t.Error("without break-glass nothing needs the spoke: the model cannot fail")
+	}
+	// Planted: one command dropped.
+	if stuck := applyBreakGlass(t, bootstrapObjects(t, "apps-staging"), cmds[1:]); len(stuck) == 0 {
+		t.Error("dropping a command went unnoticed")
+	}
+}
+
+func TestBreakGlassRefusesBadName(t *testing.T) {
+	f := newFixture(t)
+	for _, args := range [][]string{{"Bad_Name"}, {"a-name-that-is-far-too-long"}, {}} {
+		r := f.run(testDeps(), append([]string{"cluster", "break-glass"}, args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, "NAME") {
+			t.Errorf("%v: exit %d, stderr %q: want a refusal naming NAME", args, r.code, r.stderr)
+		}
+		if strings.Contains(r.stdout, "kubectl") {
+			t.Errorf("%v: printed commands despite the error", args)
+		}
+	}
+}

@@ -1,0 +1,177 @@
+// Package fleetstatus reads the live state of the fleet from the hub: every
+// WorkloadCluster claim with its conditions, and the Flux Kustomizations
+// that bootstrap each spoke.
+package fleetstatus
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+)
+
+// Resources read.
+var (
+	ClaimGVR         = schema.GroupVersionResource{Group: workloadcluster.Group, Version: workloadcluster.Version, Resource: "workloadclusters"}
+	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+)
+
+// FluxNamespace is where the hub's Kustomizations live.
+const FluxNamespace = "flux-system"
+
+// Cluster is one claim's row.
+type Cluster struct {
+	Name, Ready, Synced, Version, Region, Age string
+	Bootstrap                                 []Kustomization
+}
+
+// Kustomization is one bootstrap Kustomization's row.
+type Kustomization struct {
+	Name, Ready, Message, Age string
+}
+
+// Status is the fleet as the hub sees it.
+type Status struct {
+	Hub      []Kustomization // the hub's root flux-system Kustomization
+	Clusters []Cluster
+}
+
+// Read lists claims and Kustomizations. now stamps ages.
+func Read(ctx context.Context, c dynamic.Interface, now time.Time) (*Status, error) {
+	claims, err := c.Resource(ClaimGVR).Namespace(workloadcluster.ClaimNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s claims in %s: %w", workloadcluster.ClaimKind, workloadcluster.ClaimNamespace, err)
+	}
+	ks, err := c.Resource(KustomizationGVR).Namespace(FluxNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Flux Kustomizations in %s: %w", FluxNamespace, err)
+	}
+	st := &Status{}
+	items := claims.Items
+	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
+	kitems := ks.Items
+	sort.Slice(kitems, func(i, j int) bool { return kitems[i].GetName() < kitems[j].GetName() })
+	for i := range kitems {
+		if kitems[i].GetName() == "flux-system" {
+			st.Hub = append(st.Hub, kust(&kitems[i], now))
+		}
+	}
+	for i := range items {
+		u := &items[i]
+		name := u.GetName()
+		region, _, _ := unstructured.NestedString(u.Object, "spec", "region")
+		version, _, _ := unstructured.NestedString(u.Object, "spec", "kubernetesVersion")
+		ready, _ := condition(u, "Ready")
+		synced, _ := condition(u, "Synced")
+		cl := Cluster{Name: name, Ready: ready, Synced: synced, Version: version, Region: region, Age: age(u, now)}
+		for j := range kitems {
+			if strings.HasPrefix(kitems[j].GetName(), name+"-") {
+				cl.Bootstrap = append(cl.Bootstrap, kust(&kitems[j], now))
+			}
+		}
+		st.Clusters = append(st.Clusters, cl)
+	}
+	return st, nil
+}
+
+func kust(u *unstructured.Unstructured, now time.Time) Kustomization {
+	r, msg := condition(u, "Ready")
+	return Kustomization{Name: u.GetName(), Ready: r, Message: msg, Age: age(u, now)}
+}
+
+// condition returns a status condition's status ("Unknown" when absent)
+// and message.
+func condition(u *unstructured.Unstructured, typ string) (string, string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != typ {
+			continue
+		}
+		s, _ := m["status"].(string)
+		msg, _ := m["message"].(string)
+		return s, msg
+	}
+	return "Unknown", ""
+}
+
+func age(u *unstructured.Unstructured, now time.Time) string {
+	ts := u.GetCreationTimestamp()
+	if ts.IsZero() {
+		return "-"
+	}
+	d := now.Sub(ts.Time)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+// Healthy reports whether every claim and bootstrap Kustomization is Ready.
+func (s *Status) Healthy() bool {
+	for _, c := range s.Clusters {
+		if c.Ready != "True" || c.Synced != "True" {
+			return false
+		}
+		for _, k := range c.Bootstrap {
+			if k.Ready != "True" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Print writes the two tables.
+func (s *Status) Print(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tREADY\tSYNCED\tVERSION\tREGION\tAGE")
+	for _, c := range s.Clusters {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Ready, c.Synced, c.Version, c.Region, c.Age)
+	}
+	if len(s.Clusters) == 0 {
+		fmt.Fprintln(tw, "(no WorkloadCluster claims)\t\t\t\t\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tKUSTOMIZATION\tREADY\tAGE\tMESSAGE")
+	for _, k := range s.Hub {
+		fmt.Fprintf(tw, "(hub)\t%s\t%s\t%s\t%s\n", k.Name, k.Ready, k.Age, oneLine(k.Message))
+	}
+	for _, c := range s.Clusters {
+		if len(c.Bootstrap) == 0 {
+			fmt.Fprintf(tw, "%s\t(none yet)\t-\t-\t\n", c.Name)
+		}
+		for _, k := range c.Bootstrap {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, k.Name, k.Ready, k.Age, oneLine(k.Message))
+		}
+	}
+	return tw.Flush()
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}

@@ -1,0 +1,240 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+)
+
+func repoPolicy(t *testing.T) (*Policy, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "manifests", filepath.FromSlash(RelPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(b, RelPath)
+	if err != nil {
+		t.Fatalf("the repository's policy: %v", err)
+	}
+	return p, string(b)
+}
+
+func TestParse(t *testing.T) {
+	_, src := repoPolicy(t)
+	tests := []struct {
+		name, old, new, wantErr string
+	}{
+		{"repo file", "", "", ""},
+		{"version outside internal/contract/versions", "kubernetesVersions: []", `kubernetesVersions: ["1.29"]`, "may only narrow"},
+		{"bad region", "- eu-central-1", "- Europe", `"Europe"`},
+		{"no max nodes", "maxNodes: 20", "maxNodes: 0", "spec.maxNodes"},
+		{"prefix outside bounds", "prefixLength: 16", "prefixLength: 22", "spec.cidr.prefixLength"},
+		{"bad pool", "- 10.0.0.0/8", "- 10.0.0.1/8", "spec.cidr.pools"},
+		{"unknown field", "maxNodes: 20", "maxNodes: 20\n  maxNode: 3", "maxNode"},
+		{"name limit above the API", "maxLength: 20", "maxLength: 30", "spec.names.maxLength"},
+		{"wrong kind", "kind: FleetPolicy", "kind: Policy", "FleetPolicy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := src
+			if tt.old != "" {
+				if !strings.Contains(in, tt.old) {
+					t.Fatalf("policy has no %q", tt.old)
+				}
+				in = strings.Replace(in, tt.old, tt.new, 1)
+			}
+			_, err := Parse([]byte(in), "p.yaml")
+			if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func good() *workloadcluster.Claim {
+	return &workloadcluster.Claim{
+		APIVersion: workloadcluster.APIVersion, Kind: workloadcluster.ClaimKind,
+		Metadata: workloadcluster.Metadata{Name: "payments", Namespace: workloadcluster.ClaimNamespace},
+		Spec: workloadcluster.Spec{Region: "eu-west-1", KubernetesVersion: "1.35", VPCCIDR: "10.1.0.0/16", AvailabilityZones: 3,
+			NATMode: "single", Nodes: workloadcluster.Nodes{InstanceTypes: []string{"m7i.large"}, Min: 1, Desired: 2, Max: 3}},
+	}
+}
+
+func TestCheckClaim(t *testing.T) {
+	p, _ := repoPolicy(t)
+	tests := []struct {
+		name   string
+		mutate func(c *workloadcluster.Claim)
+		want   []string // "family/rule"
+	}{
+		{"good", func(c *workloadcluster.Claim) {}, nil},
+		{"namespace", func(c *workloadcluster.Claim) { c.Metadata.Namespace = "default" }, []string{"api/namespace"}},
+		{"name", func(c *workloadcluster.Claim) { c.Metadata.Name = "-x" }, []string{"api/name"}},
+		{"reserved", func(c *workloadcluster.Claim) { c.Metadata.Name = "hub" }, []string{"policy/name"}},
+		{"region", func(c *workloadcluster.Claim) { c.Spec.Region = "ap-south-1" }, []string{"policy/region"}},
+		{"version", func(c *workloadcluster.Claim) { c.Spec.KubernetesVersion = "1.30" }, []string{"api/version"}},
+		{"cidr outside pools", func(c *workloadcluster.Claim) { c.Spec.VPCCIDR = "172.16.0.0/16" }, []string{"policy/cidr"}},
+		{"cidr too small", func(c *workloadcluster.Claim) { c.Spec.VPCCIDR = "10.1.0.0/22" }, []string{"api/cidr"}},
+		{"docker bridge", func(c *workloadcluster.Claim) { c.Spec.VPCCIDR = "172.17.0.0/16" }, []string{"api/cidr", "policy/cidr"}},
+		{"min 0", func(c *workloadcluster.Claim) { c.Spec.Nodes.Min = 0 }, []string{"api/nodes"}},
+		{"nodes", func(c *workloadcluster.Claim) { c.Spec.Nodes.Desired = 9 }, []string{"api/nodes"}},
+		{"too many nodes", func(c *workloadcluster.Claim) { c.Spec.Nodes.Max = 21; c.Spec.Nodes.Desired = 21 }, []string{"policy/max-nodes"}},
+		{"instance type", func(c *workloadcluster.Claim) { c.Spec.Nodes.InstanceTypes = []string{"m7g.large"} }, []string{"policy/instance-types"}},
+		{"no instance types", func(c *workloadcluster.Claim) { c.Spec.Nodes.InstanceTypes = nil }, []string{"api/instance-types"}},
+		{"tags", func(c *workloadcluster.Claim) { c.Spec.Tags = map[string]string{"aws:x": "y"} }, []string{"api/tags"}},
+		{"public access", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"everyone"} }, []string{"api/public-access"}},
+		{"admin trust over IAM's quota", func(c *workloadcluster.Claim) {
+			c.Spec.AdminPrincipalARNs = nil
+			for i := range 10 {
+				c.Spec.AdminPrincipalARNs = append(c.Spec.AdminPrincipalARNs, fmt.Sprintf("arn:aws:iam::123456789012:role/%s%d", strings.Repeat("team/", 40), i))
+			}
+		}, []string{"api/admins"}},
+		{"public access: the internet", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"0.0.0.0/0"} }, []string{"api/public-access"}},
+		{"public access: halves of the internet", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"0.0.0.0/1", "128.0.0.0/1"} }, []string{"api/public-access", "api/public-access"}},
+		{"public access: too many", func(c *workloadcluster.Claim) {
+			c.Spec.PublicAccessCIDRs = nil
+			for i := 0; i <= APIMaxPublic; i++ {
+				c.Spec.PublicAccessCIDRs = append(c.Spec.PublicAccessCIDRs, fmt.Sprintf("203.0.%d.0/24", i))
+			}
+		}, []string{"api/public-access"}},
+		{"public access: office networks pass", func(c *workloadcluster.Claim) {
+			c.Spec.PublicAccessCIDRs = []string{"203.0.113.0/24", "198.51.100.0/24"}
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good()
+			tt.mutate(c)
+			var got []string
+			for _, v := range p.CheckClaim(c) {
+				got = append(got, v.Family+"/"+v.Rule)
+				if v.Field == "" || v.Message == "" {
+					t.Errorf("violation without field or message: %+v", v)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+const (
+	hubAccount = "111122223333"
+	hubAdmin   = "arn:aws:iam::" + hubAccount + ":role/platform-admins"
+)
+
+// The fleet policy lists the accounts spoke admins may come from; without
+// the list only the hub's account is trusted, and an unknown hub account
+// trusts none (fail closed).
+func TestAdminAccounts(t *testing.T) {
+	p, raw := repoPolicy(t)
+	other := "arn:aws:iam::444455556666:role/team-admins"
+	tests := []struct {
+		name     string
+		accounts []string
+		hub      string
+		admins   []string
+		want     int
+	}{
+		{"default: the hub's account", nil, hubAccount, []string{hubAdmin}, 0},
+		{"default refuses another account", nil, hubAccount, []string{hubAdmin, other}, 1},
+		{"listed account", []string{hubAccount, "444455556666"}, hubAccount, []string{hubAdmin, other}, 0},
+		{"the list replaces the default", []string{"444455556666"}, hubAccount, []string{hubAdmin, other}, 1},
+		{"hub account unknown, no list: fail closed", nil, "", []string{hubAdmin}, 1},
+		{"no admins", nil, hubAccount, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := *p
+			q.AdminAccounts = tt.accounts
+			vs := q.CheckFleet([]Member{{"a", "a.yaml", "10.1.0.0/16", tt.admins}}, Hub{AccountID: tt.hub})
+			if len(vs) != tt.want {
+				t.Fatalf("got %v, want %d violations", vs, tt.want)
+			}
+			for _, v := range vs {
+				if v.Field != "spec.adminPrincipalArns" || !strings.Contains(v.Message, "spec.adminAccounts") {
+					t.Errorf("violation %v does not name the field and the policy setting", v)
+				}
+			}
+		})
+	}
+	if _, err := Parse([]byte(strings.Replace(raw, "adminAccounts: []", `adminAccounts: ["12345"]`, 1)), "p"); err == nil || !strings.Contains(err.Error(), "spec.adminAccounts") {
+		t.Errorf("a malformed account id: %v, want an error naming spec.adminAccounts", err)
+	}
+	if _, err := Parse([]byte(strings.Replace(raw, "    - eu-central-1\n", "    - cn-north-1\n", 1)), "p"); err == nil || !strings.Contains(err.Error(), "aws-cn") {
+		t.Errorf("a China region: %v, want an error naming the partition", err)
+	}
+	for typ, want := range map[string]string{"g5.xlarge": "GPU (NVIDIA)", "m7g.large": "arm64", "inf2.xlarge": "Neuron"} {
+		if _, err := Parse([]byte(strings.Replace(raw, "    - t3.large\n", "    - "+typ+"\n", 1)), "p"); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "spec.instanceTypes") {
+			t.Errorf("policy instance type %s: %v, want an error naming %q", typ, err, want)
+		}
+	}
+}
+
+func TestCheckFleet(t *testing.T) {
+	p, _ := repoPolicy(t)
+	tests := []struct {
+		name    string
+		members []Member
+		want    []string
+	}{
+		{"disjoint", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"b", "b.yaml", "10.2.0.0/16", nil}}, nil},
+		{"overlap", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"b", "b.yaml", "10.1.64.0/18", nil}}, []string{"cidr-overlap:b"}},
+		{"hub", []Member{{"a", "a.yaml", "10.0.0.0/16", nil}}, []string{"cidr-overlap:a"}},
+		{"duplicate", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"a", "a2.yaml", "10.2.0.0/16", nil}}, []string{"duplicate-name:a"}},
+		{"admins of the hub's account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{hubAdmin, "arn:aws:iam::" + hubAccount + ":role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123456789abcdef"}}}, nil},
+		{"admin of another account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{hubAdmin, "arn:aws:iam::999988887777:role/attacker"}}}, []string{"admin-account:a"}},
+		{"admin of another partition's account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{"arn:aws-cn:iam::999988887777:user/x"}}}, []string{"admin-account:a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, v := range p.CheckFleet(tt.members, Hub{VPCCIDR: "10.0.0.0/16", AccountID: hubAccount}) {
+				got = append(got, v.Rule+":"+v.Cluster)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckTransition(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(c *workloadcluster.Claim)
+		want   []string
+	}{
+		{"unchanged", func(c *workloadcluster.Claim) {}, nil},
+		{"nodes may change", func(c *workloadcluster.Claim) { c.Spec.Nodes.Max = 9 }, nil},
+		{"next minor", func(c *workloadcluster.Claim) { c.Spec.KubernetesVersion = "1.36" }, nil},
+		{"downgrade", func(c *workloadcluster.Claim) { c.Spec.KubernetesVersion = "1.34" }, []string{"upgrade"}},
+		{"region", func(c *workloadcluster.Claim) { c.Spec.Region = "us-east-1" }, []string{"immutable"}},
+		{"cidr", func(c *workloadcluster.Claim) { c.Spec.VPCCIDR = "10.9.0.0/16" }, []string{"immutable"}},
+		{"azs", func(c *workloadcluster.Claim) { c.Spec.AvailabilityZones = 2 }, []string{"immutable"}},
+		{"nat up", func(c *workloadcluster.Claim) { c.Spec.NATMode = "per-az" }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good()
+			tt.mutate(c)
+			var got []string
+			for _, v := range CheckTransition(good(), c) {
+				got = append(got, v.Rule)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+	old := good()
+	old.Spec.NATMode = "per-az"
+	if vs := CheckTransition(old, good()); len(vs) != 1 || vs[0].Rule != "nat-transition" {
+		t.Errorf("per-az -> single: %v", vs)
+	}
+}

@@ -1,0 +1,470 @@
+package hubiam
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+)
+
+// Env is where the hub runs: the values every ARN in the documents is built from.
+type Env struct {
+	Partition string // aws, aws-cn, aws-us-gov
+	AccountID string
+	Region    string // the hub's region (the sealing secret lives there)
+	HubName   string
+}
+
+// Names of the hub's IAM roles and of the spoke boundary policy. They are
+// derived from the hub name so two hubs can share an account.
+func CrossplaneRoleName(hub string) string      { return hub + "-crossplane-aws" }
+func ExternalSecretsRoleName(hub string) string { return hub + "-external-secrets" }
+func FluxRoleName(hub string) string            { return hub + "-flux" }
+func BoundaryPolicyName(hub string) string      { return hub + "-spoke-boundary" }
+
+// SpokeRolePrefix is the name prefix of every role the hub's Crossplane may
+// create (clusterinfo.SpokeRolePrefixFor).
+func (e Env) SpokeRolePrefix() string { return clusterinfo.SpokeRolePrefixFor(e.HubName) }
+
+// SpokeRoleARNPattern matches every spoke role and nothing else.
+func (e Env) SpokeRoleARNPattern() string {
+	return fmt.Sprintf("arn:%s:iam::%s:role/%s*", e.Partition, e.AccountID, e.SpokeRolePrefix())
+}
+
+// BoundaryARN is the ARN of the spoke permissions boundary policy.
+func (e Env) BoundaryARN() string {
+	return fmt.Sprintf("arn:%s:iam::%s:policy/%s", e.Partition, e.AccountID, BoundaryPolicyName(e.HubName))
+}
+
+// ClusterARNPattern matches the EKS clusters of the fleet (spokes are named
+// <hub>-<spoke>) in any region.
+func (e Env) ClusterARNPattern() string {
+	return fmt.Sprintf("arn:%s:eks:*:%s:cluster/%s-*", e.Partition, e.AccountID, e.HubName)
+}
+
+func (e Env) managedPolicy(name string) string {
+	return fmt.Sprintf("arn:%s:iam::aws:policy/%s", e.Partition, name)
+}
+
+// Validate reports an Env that would build ARNs with holes.
+func (e Env) Validate() error {
+	var empty []string
+	for _, f := range []struct{ k, v string }{{"Partition", e.Partition}, {"AccountID", e.AccountID}, {"Region", e.Region}, {"HubName", e.HubName}} {
+		if f.v == "" {
+			empty = append(empty, "hubiam.Env."+f.k)
+		}
+	}
+	if len(empty) > 0 {
+		return fmt.Errorf("%s empty", strings.Join(empty, ", "))
+	}
+	return CheckPartition(e.Region, e.Partition)
+}
+
+// The fence. Every spoke role carries one permissions boundary, owned by the
+// hub's Pulumi program (no fleet identity may edit it), that is written once
+// for all spokes with IAM policy variables: a role acts only on resources
+// whose names or tags carry its own spoke, read from the role's protected
+// tags. Why tags and one boundary rather than a boundary per spoke: a
+// per-spoke boundary would have to be written by the hub's Crossplane, and
+// whoever may write a boundary may write any policy and mint a role under
+// it; with one Pulumi-owned boundary nobody in the fleet can widen the fence,
+// and the tags it reads are protected by the boundary itself (a bounded role
+// may set them only to its own values) and by the hub Crossplane's policy.
+const (
+	// TagSpoke carries the spoke's name on every spoke role.
+	TagSpoke = "eksfleet.io/spoke"
+	// TagOIDC carries the spoke's OIDC issuer (without https://) on its
+	// IRSA roles and on every role its Crossplane mints.
+	TagOIDC = "eksfleet.io/oidc"
+	// TagCluster is the tag every AWS resource of a spoke carries, value
+	// <hub>-<spoke> (the composition's and the spoke controllers' tag).
+	TagCluster = "eksfleet.io/cluster"
+	// TagLBCCluster is the tag the AWS Load Balancer Controller puts on
+	// what it creates, value the EKS cluster name.
+	TagLBCCluster = "elbv2.k8s.aws/cluster"
+	// TagEKSCluster is the tag EKS puts on the cluster security group and
+	// the control plane's network interfaces.
+	TagEKSCluster = "aws:eks:cluster-name"
+	// TagEKSNodeCluster is the tag EKS puts on a managed node group's
+	// instances.
+	TagEKSNodeCluster = "eks:cluster-name"
+	// TagCNICluster is the tag the VPC CNI puts on the ENIs it creates.
+	TagCNICluster = "cluster.k8s.amazonaws.com/name"
+)
+
+// ProtectedTags are the tag keys the fence reads from principals.
+func ProtectedTags() []string { return []string{TagSpoke, TagCluster, TagOIDC} }
+
+// The policy variables the boundary reads from the calling role's tags.
+const (
+	varSpoke   = "${aws:PrincipalTag/" + TagSpoke + "}"
+	varOIDC    = "${aws:PrincipalTag/" + TagOIDC + "}"
+	varCluster = "${aws:PrincipalTag/" + TagCluster + "}"
+)
+
+// MintedRoleSeparator follows the spoke's name in the names of what a
+// spoke's own Crossplane creates (app roles, tables, queues); no DNS label
+// contains it, so spoke pay's patterns never cover spoke pay-eu's.
+const MintedRoleSeparator = "_"
+
+// spokeCluster is the EKS cluster name of the calling spoke, from the
+// role's protected eksfleet.io/cluster tag.
+func (e Env) spokeCluster() string { return varCluster }
+
+func (e Env) arn(service, region, resource string) string {
+	acct := e.AccountID
+	if service == "iam" {
+		region = ""
+	}
+	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", e.Partition, service, region, acct, resource)
+}
+
+// MintedRoleARNPattern matches every role any spoke's Crossplane may mint.
+func (e Env) MintedRoleARNPattern() string {
+	return e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*"+MintedRoleSeparator+"*")
+}
+
+// IAM write actions on spoke roles that must carry the spoke boundary: IAM
+// evaluates iam:PermissionsBoundary on exactly these.
+var boundedRoleWrites = []string{
+	"iam:AttachRolePolicy",
+	"iam:CreateRole",
+	"iam:DeleteRolePolicy",
+	"iam:DetachRolePolicy",
+	"iam:PutRolePermissionsBoundary",
+	"iam:PutRolePolicy",
+}
+
+// Role actions that do not widen what a role may do by themselves (trust
+// and tags are fenced separately).
+var roleHousekeeping = []string{
+	"iam:DeleteRole",
+	"iam:GetRole",
+	"iam:GetRolePolicy",
+	"iam:ListAttachedRolePolicies",
+	"iam:ListInstanceProfilesForRole",
+	"iam:ListRolePolicies",
+	"iam:ListRoleTags",
+	"iam:TagRole",
+	"iam:UntagRole",
+	"iam:UpdateAssumeRolePolicy",
+	"iam:UpdateRole",
+	"iam:UpdateRoleDescription",
+}
+
+// boundaryGuard keeps every spoke role inside the boundary: its boundary
+// can be neither removed nor swapped, the boundary policy itself cannot be
+// edited, and tag values the fence reads cannot be wildcards.
+func (e Env) boundaryGuard() []Statement {
+	return []Statement{
+		{Sid: "DenyBoundaryRemoval", Effect: Deny, Action: []string{"iam:DeleteRolePermissionsBoundary"}, Resource: []string{"*"}},
+		{
+			Sid: "DenyOtherBoundary", Effect: Deny, Action: slices.Clone(boundedRoleWrites), Resource: []string{"*"},
+			Condition: map[string]map[string]any{"StringNotEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}},
+		},
+		{
+			Sid:    "DenyBoundaryPolicyEdit",
+			Effect: Deny,
+			Action: []string{
+				"iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion",
+				"iam:SetDefaultPolicyVersion", "iam:TagPolicy", "iam:UntagPolicy",
+			},
+			Resource: []string{e.BoundaryARN()},
+		},
+		{
+			// ${*} and ${?} are a literal * and ? in a policy.
+			Sid: "DenyWildcardTags", Effect: Deny, Action: []string{"iam:CreateRole", "iam:TagRole"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"StringLike": {
+				"aws:RequestTag/" + TagSpoke: []string{"*${*}*", "*${?}*"},
+			}},
+		},
+	}
+}
+
+// Crossplane is the policy of the hub's Crossplane AWS providers (role
+// CROSSPLANE_ROLE_ARN): exactly what the WorkloadCluster composition
+// manages, and only resources of the fleet's spokes: EC2 resources tagged
+// (at creation) with eksfleet.io/cluster <hub>-*, clusters, node groups and
+// access entries named <hub>-*, OIDC providers and roles it tagged. The
+// hub's own VPC, cluster and OIDC provider carry none of these, so they stay
+// out of reach. Roles it creates are named SPOKE_ROLE_PREFIX* and carry the
+// spoke boundary; iam:PassRole hands only cluster and node roles to EKS.
+func Crossplane(e Env) Document {
+	fleetTag := e.HubName + "-*"
+	tagged := map[string]map[string]any{"StringLike": {"aws:ResourceTag/" + TagCluster: fleetTag}}
+	tagging := map[string]map[string]any{"StringLike": {"aws:RequestTag/" + TagCluster: fleetTag}}
+	eksResources := []string{
+		e.ClusterARNPattern(),
+		e.arn("eks", "*", "nodegroup/"+e.HubName+"-*/*/*"),
+		e.arn("eks", "*", "access-entry/"+e.HubName+"-*/*"),
+	}
+	oidc := e.arn("iam", "", "oidc-provider/oidc.eks.*.amazonaws.com/id/*")
+	st := []Statement{
+		{Sid: "NetworkRead", Effect: Allow, Action: []string{"ec2:Describe*"}, Resource: []string{"*"}},
+		{Sid: "NetworkCreate", Effect: Allow, Action: []string{
+			"ec2:AllocateAddress", "ec2:CreateInternetGateway", "ec2:CreateNatGateway", "ec2:CreateRouteTable",
+			"ec2:CreateSubnet", "ec2:CreateVpc",
+		}, Resource: []string{"*"}, Condition: tagging},
+		// Creating a subnet or NAT gateway also authorises against the VPC,
+		// subnet and EIP they go into, which must be the spoke's.
+		// Anything on the fleet's own network (tagged as a spoke's), and
+		// creating into it (a subnet into its VPC, a route into its table).
+		{Sid: "NetworkWrite", Effect: Allow, Action: []string{
+			"ec2:Associate*", "ec2:Attach*", "ec2:Create*", "ec2:Delete*", "ec2:Detach*", "ec2:Disassociate*",
+			"ec2:Modify*", "ec2:Release*", "ec2:Replace*",
+		}, Resource: []string{"*"}, Condition: tagged},
+		{Sid: "TagOnCreate", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}, "StringLike": {"aws:RequestTag/" + TagCluster: fleetTag}}},
+		{Sid: "SpokeClusters", Effect: Allow, Action: slices.Clone(crossplaneEKSActions), Resource: eksResources},
+		{
+			// CreateCluster names no resource in IAM: the tag says it is a
+			// spoke, and Crossplane may not make itself its admin.
+			Sid: "SpokeClusterCreate", Effect: Allow, Action: []string{"eks:CreateCluster"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{
+				"StringLike": {"aws:RequestTag/" + TagCluster: fleetTag},
+				"Bool":       {"eks:bootstrapClusterCreatorAdminPermissions": "false"},
+			},
+		},
+		{
+			// Access entries only for the hub's Flux role and spoke admin roles,
+			// and only the cluster-admin policy.
+			Sid: "SpokeAccess", Effect: Allow, Action: []string{"eks:CreateAccessEntry", "eks:AssociateAccessPolicy"}, Resource: eksResources,
+			Condition: map[string]map[string]any{
+				"ArnLike":           {"eks:principalArn": []string{e.arn("iam", "", "role/"+FluxRoleName(e.HubName)), e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-admin")}},
+				"ArnEqualsIfExists": {"eks:policyArn": fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", e.Partition)},
+			},
+		},
+		{
+			// Each spoke's control-plane log group /aws/eks/<hub>-<spoke>/cluster,
+			// created with a retention before its cluster and deleted with it.
+			Sid: "SpokeLogGroups", Effect: Allow, Action: slices.Clone(crossplaneLogsActions),
+			Resource: []string{e.arn("logs", "*", "log-group:/aws/eks/"+e.HubName+"-*/cluster*")},
+		},
+		{Sid: "SpokeLogGroupsList", Effect: Allow, Action: []string{"logs:DescribeLogGroups"}, Resource: []string{"*"}},
+		{Sid: "SpokeOIDCCreate", Effect: Allow, Action: []string{"iam:CreateOpenIDConnectProvider", "iam:TagOpenIDConnectProvider"},
+			Resource: []string{oidc}, Condition: tagging},
+		{Sid: "SpokeOIDC", Effect: Allow, Action: slices.Clone(crossplaneOIDCActions), Resource: []string{oidc}, Condition: tagged},
+		{
+			Sid: "PassSpokeRoles", Effect: Allow, Action: []string{"iam:PassRole"},
+			Resource: []string{
+				e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-cluster"),
+				e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-node"),
+			},
+			Condition: map[string]map[string]any{"StringEquals": {"iam:PassedToService": "eks.amazonaws.com"}},
+		},
+		{
+			Sid: "EKSServiceLinkedRoles", Effect: Allow, Action: []string{"iam:CreateServiceLinkedRole"},
+			Resource: []string{e.arn("iam", "", "role/aws-service-role/*")},
+			Condition: map[string]map[string]any{"StringEquals": {
+				"iam:AWSServiceName": []string{"eks.amazonaws.com", "eks-nodegroup.amazonaws.com"},
+			}},
+		},
+		{
+			Sid: "SpokeRoleWrites", Effect: Allow, Action: slices.Clone(boundedRoleWrites), Resource: []string{e.SpokeRoleARNPattern()},
+			Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}},
+		},
+		{Sid: "SpokeRoleHousekeeping", Effect: Allow, Action: slices.Clone(roleHousekeeping), Resource: []string{e.SpokeRoleARNPattern()}},
+	}
+	st = append(st, e.boundaryGuard()...)
+	return NewDocument(st...)
+}
+
+var (
+	// on the fleet's clusters, node groups and access entries only
+	crossplaneEKSActions = []string{
+		"eks:CreateNodegroup", "eks:Delete*", "eks:Describe*", "eks:DisassociateAccessPolicy", "eks:List*",
+		"eks:TagResource", "eks:UntagResource", "eks:Update*",
+	}
+	// on the spokes' control-plane log groups only
+	crossplaneLogsActions = []string{
+		"logs:CreateLogGroup", "logs:DeleteLogGroup", "logs:PutRetentionPolicy", "logs:DeleteRetentionPolicy",
+		"logs:ListTagsForResource", "logs:TagResource", "logs:UntagResource",
+	}
+	// on OIDC providers tagged as a spoke's only
+	crossplaneOIDCActions = []string{"iam:*OpenIDConnectProvider*"}
+)
+
+// sealingRead lets the holder read the sealing keys and nothing else.
+func sealingRead(e Env, sid, secretARN, kmsKeyARN string) []Statement {
+	return []Statement{
+		{
+			Sid:      sid + "Secret",
+			Effect:   Allow,
+			Action:   []string{"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"},
+			Resource: []string{secretARN},
+		},
+		{
+			Sid:      sid + "Key",
+			Effect:   Allow,
+			Action:   []string{"kms:Decrypt"},
+			Resource: []string{kmsKeyARN},
+			Condition: map[string]map[string]any{"StringEquals": {
+				"kms:ViaService": fmt.Sprintf("secretsmanager.%s.amazonaws.com", e.Region),
+			}},
+		},
+	}
+}
+
+// ExternalSecrets is the policy of the hub's External Secrets Operator (role
+// ESO_ROLE_ARN): read the sealing secret, decrypt it through Secrets Manager.
+func ExternalSecrets(e Env, secretARN, kmsKeyARN string) Document {
+	return NewDocument(sealingRead(e, "SealingKey", secretARN, kmsKeyARN)...)
+}
+
+// Flux is the policy of the hub's Flux controllers that apply onto spokes,
+// kustomize-controller and helm-controller (role FLUX_ROLE_ARN):
+// kubeConfig.configMapRef with provider aws calls eks:DescribeCluster on each
+// spoke before it asks for a token.
+func Flux(e Env) Document {
+	return NewDocument(Statement{
+		Sid:      "DescribeFleetClusters",
+		Effect:   Allow,
+		Action:   []string{"eks:DescribeCluster"},
+		Resource: []string{e.ClusterARNPattern()},
+	})
+}
+
+// SpokeBoundary is the permissions boundary every spoke role carries
+// (SPOKE_PERMISSIONS_BOUNDARY_ARN): the most any spoke role may ever do,
+// whatever policy is attached to it, scoped by the role's own spoke tag.
+// IAM allows nothing a boundary does not allow, so it needs few denies: only
+// where an allow would reach too far.
+func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
+	cluster := e.spokeCluster()
+	mine := e.SpokeRolePrefix() + varSpoke
+	minted := []string{e.arn("iam", "", "role/"+mine+MintedRoleSeparator+"*")}
+	data := cluster + MintedRoleSeparator + "*"
+	ec2 := func(r string) string { return fmt.Sprintf("arn:%s:ec2:*:*:%s", e.Partition, r) }
+	st := []Statement{
+		{
+			// Reads IAM grants only on "*", and the load balancer controller's
+			// WAF and Shield calls (which also need a write on the spoke's
+			// own load balancer below).
+			Sid: "Read", Effect: Allow,
+			Action: []string{
+				"ec2:Describe*", "ec2:GetCoipPoolUsage", "ec2:GetIpamPoolCidrs", "ec2:GetSecurityGroupsForVpc",
+				"elasticloadbalancing:Describe*", "ecr:BatchCheck*", "ecr:BatchGet*", "ecr:Get*", "eks:ListClusters",
+				"acm:DescribeCertificate", "acm:ListCertificates", "cognito-idp:DescribeUserPoolClient",
+				"iam:GetServerCertificate", "iam:ListServerCertificates", "shield:*Protection",
+				"shield:GetSubscriptionState", "waf-regional:*WebACL*", "wafv2:*WebACL*",
+				"dynamodb:DescribeLimits", "dynamodb:ListTables", "sqs:ListQueues",
+			},
+			Resource: []string{"*"},
+		},
+		{Sid: "Cluster", Effect: Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{e.arn("eks", "*", "cluster/"+cluster)}},
+		{
+			// New network interfaces, security groups and load balancers;
+			// their subnet and VPC must be the spoke's (below), and their
+			// fleet tag, if any, the spoke's own. No spoke role needs EBS
+			// volumes (no EBS CSI driver on spokes; node volumes are made
+			// by EKS's service-linked role).
+			Sid: "New", Effect: Allow,
+			Action: []string{"ec2:CreateNetworkInterface", "ec2:CreateSecurityGroup",
+				"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
+			Resource: []string{ec2("network-interface/*"), ec2("security-group/*"),
+				e.arn("elasticloadbalancing", "*", "loadbalancer/*"), e.arn("elasticloadbalancing", "*", "targetgroup/*")},
+			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster}},
+		},
+		{Sid: "Tag", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}}},
+		{Sid: "TagLB", Effect: Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"Null": {"elasticloadbalancing:CreateAction": "false"}}},
+	}
+	// Writes on existing network interfaces, security groups, subnets,
+	// instances and load balancers: only those tagged as the spoke's, by
+	// the tag each writer puts on them (the fleet's own, EKS's on the
+	// cluster security group and nodes, the VPC CNI's, the load balancer
+	// controller's).
+	var (
+		eni  = []string{"ec2:*Ipv6Addresses", "ec2:*PrivateIpAddresses", "ec2:*NetworkInterface*"}
+		sg   = []string{"ec2:*SecurityGroup*"}
+		tags = []string{"ec2:*Tags"}
+		elb  = []string{"elasticloadbalancing:*"}
+	)
+	for _, w := range []struct {
+		sid, tag string
+		actions  [][]string
+	}{
+		{"Fleet", TagCluster, [][]string{eni, sg, tags}},
+		{"EKS", TagEKSCluster, [][]string{eni, sg, tags}},
+		{"Node", TagEKSNodeCluster, [][]string{eni}},
+		{"CNI", TagCNICluster, [][]string{eni, tags}},
+		{"LBC", TagLBCCluster, [][]string{sg, tags, elb}},
+	} {
+		res := []string{"*"}
+		if w.tag == TagLBCCluster {
+			res = []string{ec2("*"), e.arn("elasticloadbalancing", "*", "*")}
+		}
+		st = append(st, Statement{Sid: w.sid, Effect: Allow, Action: slices.Concat(w.actions...),
+			Resource: res, Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + w.tag: cluster}}})
+	}
+	st = append(st,
+		// No spoke role needs kms:CreateGrant (no EBS CSI driver, no
+		// encrypted volumes of their own): none is allowed.
+		Statement{Sid: "SLR", Effect: Allow, Action: []string{"iam:CreateServiceLinkedRole"},
+			Resource:  []string{e.arn("iam", "", "role/aws-service-role/*")},
+			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
+		Statement{Sid: "Data", Effect: Allow, Action: []string{"dynamodb:*", "sqs:*"}, Resource: []string{
+			e.arn("dynamodb", "*", "table/"+data), e.arn("sqs", "*", data)}},
+		// Roles the spoke's Crossplane mints: named <hub>-spoke-<spoke>_*,
+		// created with this boundary and the spoke's own fence tags, which
+		// can be neither changed nor removed afterwards.
+		Statement{Sid: "Mint", Effect: Allow, Action: []string{"iam:CreateRole"}, Resource: minted,
+			Condition: map[string]map[string]any{"StringEquals": {
+				"iam:PermissionsBoundary": e.BoundaryARN(), "aws:RequestTag/" + TagSpoke: varSpoke,
+				"aws:RequestTag/" + TagCluster: varCluster, "aws:RequestTag/" + TagOIDC: varOIDC,
+			}}},
+		// iam:*RolePolicy: Put, Delete, Attach, Detach (and GetRolePolicy,
+		// which carries no iam:PermissionsBoundary, so this grants no read).
+		Statement{Sid: "MintPol", Effect: Allow, Action: []string{"iam:*RolePolicy", "iam:PutRolePermissionsBoundary"},
+			Resource: minted, Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}}},
+		// Housekeeping, and tags other than the fence's own values.
+		Statement{Sid: "MintKeep", Effect: Allow, Action: []string{
+			"iam:DeleteRole", "iam:GetRole*", "iam:List*", "iam:TagRole", "iam:UpdateAssumeRolePolicy", "iam:UpdateRole*",
+		}, Resource: minted, Condition: map[string]map[string]any{"StringEqualsIfExists": {
+			"aws:RequestTag/" + TagSpoke: varSpoke, "aws:RequestTag/" + TagCluster: varCluster, "aws:RequestTag/" + TagOIDC: varOIDC,
+		}}},
+	)
+	for _, s := range sealingRead(e, "Seal", secretARN, kmsKeyARN) {
+		// only the spoke's External Secrets role reads the sealing key
+		s.Condition = mergeCond(s.Condition, "ArnEquals", "aws:PrincipalArn", e.arn("iam", "", "role/"+mine+"-eso"))
+		st = append(st, s)
+	}
+	st = append(st, Statement{
+		// A minted role works only for the spoke's own service accounts:
+		// whatever its trust says, its sessions are denied unless they came
+		// from the spoke's OIDC provider.
+		Sid: "MintOnlySpoke", Effect: Deny, Action: []string{"*"}, Resource: []string{"*"},
+		Condition: map[string]map[string]any{
+			"ArnLike":         {"aws:PrincipalArn": e.MintedRoleARNPattern()},
+			"StringNotEquals": {"aws:FederatedProvider": e.arn("iam", "", "oidc-provider/"+varOIDC)},
+		},
+	})
+	return NewDocument(st...)
+}
+
+func sidPart(tag string) string {
+	var b strings.Builder
+	for _, r := range tag {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func mergeCond(c map[string]map[string]any, op, key string, v any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for o, kv := range c {
+		out[o] = map[string]any{}
+		for k, x := range kv {
+			out[o][k] = x
+		}
+	}
+	if out[op] == nil {
+		out[op] = map[string]any{}
+	}
+	out[op][key] = v
+	return out
+}

@@ -1,0 +1,369 @@
+// Package spokeiam builds the IAM roles the hub composes for one spoke: their
+// names, trust policies, inline policies, managed policy attachments and the
+// permissions boundary they carry. The composition function
+// (functions/workload-cluster) composes exactly these, `fleet iam` prints
+// them and the IAM evaluation tests read them, so every spoke IAM fact lives
+// here, built with the same document builder as the hub's policies
+// (internal/iam/hubiam).
+package spokeiam
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+)
+
+// Spoke is everything the documents of one spoke depend on.
+type Spoke struct {
+	// Hub is where the hub runs (partition, account, region, hub name).
+	Hub hubiam.Env
+	// Name is the spoke's (claim's) name.
+	Name string
+	// OIDCIssuer is the spoke cluster's OIDC issuer without https://
+	// (oidc.eks.<region>.amazonaws.com/id/<id>). Empty until the cluster
+	// reports it; roles that trust it are left out until then.
+	OIDCIssuer string
+	// AdminPrincipalARNs may assume the spoke's admin role. Empty: only the
+	// hub's Flux role may.
+	AdminPrincipalARNs []string
+	// FluxRoleARN is the hub's Flux role (cluster-info FLUX_ROLE_ARN).
+	FluxRoleARN string
+	// SealingSecretARN and SealingKMSKeyARN are the fleet's sealing key
+	// secret and its KMS key, read by the spoke's External Secrets.
+	SealingSecretARN string
+	SealingKMSKeyARN string
+}
+
+// Role keys: the part of each role's name after the spoke, and the value of
+// the eksfleet.io/role label on the composed Role.
+const (
+	RoleCluster    = "cluster"
+	RoleNode       = "node"
+	RoleCrossplane = "crossplane"
+	RoleESO        = "eso"
+	RoleLBC        = "lbc"
+	RoleAdmin      = "admin"
+)
+
+// RoleKeys lists every role key in the order the roles are built.
+func RoleKeys() []string {
+	return []string{RoleCluster, RoleNode, RoleCrossplane, RoleESO, RoleLBC, RoleAdmin}
+}
+
+// Role is one IAM role composed for a spoke.
+type Role struct {
+	// Key is one of the Role* constants.
+	Key string
+	// Name is the AWS role name.
+	Name string
+	// Description is the role's IAM description.
+	Description string
+	// IRSA marks roles whose trust is the spoke's OIDC provider.
+	IRSA bool
+	// Trust is the assume-role policy.
+	Trust hubiam.Document
+	// Inline is the role's inline policy; nil when it has none. Its
+	// RolePolicy is named after the role key.
+	Inline *hubiam.Document
+	// ManagedPolicyARNs are attached AWS managed policies, each with the
+	// name suffix of its RolePolicyAttachment.
+	ManagedPolicyARNs []ManagedPolicy
+	// BoundaryARN is the permissions boundary the role carries.
+	BoundaryARN string
+	// Tags must be set on the role when it is created: the boundary reads
+	// the spoke (and, for IRSA roles, the OIDC issuer) from them.
+	Tags map[string]string
+}
+
+// ManagedPolicy is an attached managed policy.
+type ManagedPolicy struct {
+	// Suffix names the attachment (<spoke>-<role key>-<suffix>).
+	Suffix string
+	ARN    string
+}
+
+// Validate reports a Spoke that would build documents with holes.
+func (s Spoke) Validate() error {
+	var errs []error
+	if err := s.Hub.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	for k, v := range map[string]string{
+		"Name": s.Name, "FluxRoleARN": s.FluxRoleARN,
+		"SealingSecretARN": s.SealingSecretARN, "SealingKMSKeyARN": s.SealingKMSKeyARN,
+	} {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("spokeiam.Spoke.%s is empty", k))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RoleName is the AWS name of the spoke's role key.
+func RoleName(hub hubiam.Env, spoke, key string) string {
+	return hub.SpokeRolePrefix() + spoke + "-" + key
+}
+
+// RoleARN is the ARN of the spoke's role key.
+func RoleARN(hub hubiam.Env, spoke, key string) string {
+	return fmt.Sprintf("arn:%s:iam::%s:role/%s", hub.Partition, hub.AccountID, RoleName(hub, spoke, key))
+}
+
+// AppRolePrefix is the name prefix of the roles the spoke's own Crossplane
+// may create for its apps (AppInfrastructure): <hub>-spoke-<spoke>_. No DNS
+// label contains '_', so no other spoke's prefix covers these names.
+func AppRolePrefix(hub hubiam.Env, spoke string) string {
+	return hub.SpokeRolePrefix() + spoke + hubiam.MintedRoleSeparator
+}
+
+// AppDataPrefix is the name prefix of the DynamoDB tables and SQS queues the
+// spoke's own Crossplane may create: <hub>-<spoke>_.
+func AppDataPrefix(hub hubiam.Env, spoke string) string {
+	return ClusterName(hub, spoke) + hubiam.MintedRoleSeparator
+}
+
+// ClusterName is the spoke's EKS cluster name.
+func ClusterName(hub hubiam.Env, spoke string) string { return hub.HubName + "-" + spoke }
+
+// ClusterARN is the spoke's EKS cluster ARN in region.
+func ClusterARN(hub hubiam.Env, region, spoke string) string {
+	return fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", hub.Partition, region, hub.AccountID, ClusterName(hub, spoke))
+}
+
+// OIDCProviderARN is the ARN of the spoke's IAM OIDC provider.
+func (s Spoke) OIDCProviderARN() string {
+	return fmt.Sprintf("arn:%s:iam::%s:oidc-provider/%s", s.Hub.Partition, s.Hub.AccountID, s.OIDCIssuer)
+}
+
+// Roles returns every role of the spoke, in RoleKeys order. IRSA roles are
+// left out while s.OIDCIssuer is empty.
+func Roles(s Spoke) ([]Role, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	var roles []Role
+	for _, key := range RoleKeys() {
+		r := s.role(key)
+		if r.IRSA && s.OIDCIssuer == "" {
+			continue
+		}
+		roles = append(roles, r)
+	}
+	return roles, nil
+}
+
+func (s Spoke) role(key string) Role {
+	r := Role{
+		Key:         key,
+		Name:        RoleName(s.Hub, s.Name, key),
+		Description: fmt.Sprintf("%s: %s role, managed by the hub's WorkloadCluster composition", s.Name, key),
+		BoundaryARN: s.Hub.BoundaryARN(),
+		Tags:        map[string]string{hubiam.TagSpoke: s.Name, hubiam.TagCluster: ClusterName(s.Hub, s.Name)},
+	}
+	switch key {
+	case RoleCluster:
+		r.Trust = serviceTrust("eks.amazonaws.com", "sts:AssumeRole", "sts:TagSession")
+		r.ManagedPolicyARNs = []ManagedPolicy{{Suffix: "eks", ARN: s.managed("AmazonEKSClusterPolicy")}}
+	case RoleNode:
+		r.Trust = serviceTrust("ec2.amazonaws.com", "sts:AssumeRole")
+		r.ManagedPolicyARNs = []ManagedPolicy{
+			{Suffix: "worker", ARN: s.managed("AmazonEKSWorkerNodePolicy")},
+			{Suffix: "cni", ARN: s.managed("AmazonEKS_CNI_Policy")},
+			{Suffix: "ecr", ARN: s.managed("AmazonEC2ContainerRegistryReadOnly")},
+		}
+	case RoleCrossplane:
+		r.IRSA = true
+		r.Trust = s.irsaTrust(serviceaccounts.SpokeCrossplaneAWS)
+		r.Inline = ptr(s.crossplanePolicy())
+	case RoleESO:
+		r.IRSA = true
+		r.Trust = s.irsaTrust(serviceaccounts.SpokeExternalSecrets)
+		r.Inline = ptr(hubiam.NewDocument(
+			hubiam.Statement{Sid: "SealingKey", Effect: hubiam.Allow,
+				Action:   []string{"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"},
+				Resource: []string{s.SealingSecretARN}},
+			hubiam.Statement{Sid: "SealingKeyDecrypt", Effect: hubiam.Allow,
+				Action: []string{"kms:Decrypt"}, Resource: []string{s.SealingKMSKeyARN}},
+		))
+	case RoleLBC:
+		r.IRSA = true
+		r.Trust = s.irsaTrust(serviceaccounts.SpokeLoadBalancerControl)
+		r.Inline = ptr(LoadBalancerControllerPolicy(s.Hub, s.Name))
+	case RoleAdmin:
+		r.Trust = s.adminTrust()
+		r.Inline = ptr(hubiam.NewDocument(hubiam.Statement{
+			Effect: hubiam.Allow, Action: []string{"eks:DescribeCluster", "eks:ListClusters"},
+			Resource: []string{fmt.Sprintf("arn:%s:eks:*:%s:cluster/%s", s.Hub.Partition, s.Hub.AccountID, ClusterName(s.Hub, s.Name))},
+		}))
+	}
+	if r.IRSA {
+		r.Tags[hubiam.TagOIDC] = s.OIDCIssuer
+	}
+	return r
+}
+
+func (s Spoke) managed(name string) string {
+	return fmt.Sprintf("arn:%s:iam::aws:policy/%s", s.Hub.Partition, name)
+}
+
+func serviceTrust(service string, actions ...string) hubiam.Document {
+	return hubiam.NewDocument(hubiam.Statement{
+		Effect: hubiam.Allow, Principal: map[string]any{"Service": service}, Action: actions,
+	})
+}
+
+// irsaTrust trusts the spoke's OIDC provider for sa: StringEquals for an
+// exact account, StringLike for a prefix.
+func (s Spoke) irsaTrust(sa serviceaccounts.ServiceAccount) hubiam.Document {
+	cond := map[string]map[string]any{
+		"StringEquals": {s.OIDCIssuer + ":aud": "sts.amazonaws.com"},
+	}
+	if sa.Prefix {
+		cond["StringLike"] = map[string]any{s.OIDCIssuer + ":sub": sa.Subject()}
+	} else {
+		cond["StringEquals"][s.OIDCIssuer+":sub"] = sa.Subject()
+	}
+	return hubiam.NewDocument(hubiam.Statement{
+		Effect:    hubiam.Allow,
+		Principal: map[string]any{"Federated": s.OIDCProviderARN()},
+		Action:    []string{"sts:AssumeRoleWithWebIdentity"},
+		Condition: cond,
+	})
+}
+
+// adminTrust lets the claim's admin principals assume the admin role; with
+// none, only the hub's Flux role.
+func (s Spoke) adminTrust() hubiam.Document {
+	if len(s.AdminPrincipalARNs) == 0 {
+		return hubiam.NewDocument(hubiam.Statement{
+			Effect: hubiam.Allow, Principal: map[string]any{"AWS": s.FluxRoleARN}, Action: []string{"sts:AssumeRole"},
+		})
+	}
+	return hubiam.NewDocument(hubiam.Statement{
+		Effect: hubiam.Allow, Principal: map[string]any{"AWS": slices.Clone(s.AdminPrincipalARNs)},
+		Action: []string{"sts:AssumeRole", "sts:TagSession"},
+	})
+}
+
+// crossplanePolicy lets the spoke's Crossplane manage its apps' tables,
+// queues and roles: names <hub>-<spoke>_* and <hub>-spoke-<spoke>_*, roles
+// created only with the boundary and the spoke's own fence tags.
+func (s Spoke) crossplanePolicy() hubiam.Document {
+	p, acct := s.Hub.Partition, s.Hub.AccountID
+	appRoles := fmt.Sprintf("arn:%s:iam::%s:role/%s*", p, acct, AppRolePrefix(s.Hub, s.Name))
+	return hubiam.NewDocument(
+		hubiam.Statement{Sid: "AppData", Effect: hubiam.Allow, Action: []string{"dynamodb:*", "sqs:*"},
+			Resource: []string{
+				fmt.Sprintf("arn:%s:dynamodb:*:%s:table/%s*", p, acct, AppDataPrefix(s.Hub, s.Name)),
+				fmt.Sprintf("arn:%s:sqs:*:%s:%s*", p, acct, AppDataPrefix(s.Hub, s.Name)),
+			}},
+		hubiam.Statement{Sid: "AppDataList", Effect: hubiam.Allow,
+			Action:   []string{"dynamodb:ListTables", "dynamodb:DescribeLimits", "sqs:ListQueues"},
+			Resource: []string{"*"}},
+		hubiam.Statement{Sid: "AppRolesCreate", Effect: hubiam.Allow,
+			Action: []string{"iam:CreateRole"}, Resource: []string{appRoles},
+			Condition: map[string]map[string]any{"StringEquals": {
+				"iam:PermissionsBoundary":           s.Hub.BoundaryARN(),
+				"aws:RequestTag/" + hubiam.TagSpoke: s.Name,
+				"aws:RequestTag/" + hubiam.TagOIDC:  s.OIDCIssuer,
+			}}},
+		hubiam.Statement{Sid: "AppRolesManage", Effect: hubiam.Allow, Action: []string{
+			"iam:GetRole", "iam:UpdateRole", "iam:DeleteRole", "iam:TagRole", "iam:ListRoleTags",
+			"iam:UpdateAssumeRolePolicy", "iam:PutRolePolicy", "iam:GetRolePolicy", "iam:DeleteRolePolicy",
+			"iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:AttachRolePolicy", "iam:DetachRolePolicy",
+			"iam:ListInstanceProfilesForRole", "iam:PutRolePermissionsBoundary",
+		}, Resource: []string{appRoles},
+			Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + hubiam.TagSpoke: s.Name}}},
+	)
+}
+
+// LoadBalancerControllerPolicy is the AWS Load Balancer Controller's
+// published IAM policy of the pinned release (versions.AWSLoadBalancerController,
+// docs/install/iam_policy.json), every statement kept, with the upstream
+// "the elbv2.k8s.aws/cluster tag exists" conditions narrowed to "equals this
+// spoke's cluster name" and its unconditioned security-group writes narrowed
+// to the spoke's own groups, so one spoke's controller cannot touch another's
+// load balancers or security groups.
+func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) hubiam.Document {
+	cluster := ClusterName(hub, spoke)
+	p := hub.Partition
+	eq := func(key string) map[string]any { return map[string]any{key: cluster} }
+	reqTag, resTag := "aws:RequestTag/"+hubiam.TagLBCCluster, "aws:ResourceTag/"+hubiam.TagLBCCluster
+	elb := func(r ...string) []string {
+		var out []string
+		for _, x := range r {
+			out = append(out, fmt.Sprintf("arn:%s:elasticloadbalancing:*:*:%s", p, x))
+		}
+		return out
+	}
+	lbsAndTGs := elb("targetgroup/*/*", "loadbalancer/net/*/*", "loadbalancer/app/*/*")
+	return hubiam.NewDocument(
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"iam:CreateServiceLinkedRole"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+			"ec2:DescribeAccountAttributes", "ec2:DescribeAddresses", "ec2:DescribeAvailabilityZones",
+			"ec2:DescribeInternetGateways", "ec2:DescribeVpcs", "ec2:DescribeVpcPeeringConnections", "ec2:DescribeSubnets",
+			"ec2:DescribeSecurityGroups", "ec2:DescribeInstances", "ec2:DescribeNetworkInterfaces", "ec2:DescribeTags",
+			"ec2:GetCoipPoolUsage", "ec2:DescribeCoipPools", "ec2:GetSecurityGroupsForVpc", "ec2:DescribeIpamPools",
+			"ec2:DescribeRouteTables",
+			"elasticloadbalancing:DescribeLoadBalancers", "elasticloadbalancing:DescribeLoadBalancerAttributes",
+			"elasticloadbalancing:DescribeListeners", "elasticloadbalancing:DescribeListenerCertificates",
+			"elasticloadbalancing:DescribeSSLPolicies", "elasticloadbalancing:DescribeRules",
+			"elasticloadbalancing:DescribeTargetGroups", "elasticloadbalancing:DescribeTargetGroupAttributes",
+			"elasticloadbalancing:DescribeTargetHealth", "elasticloadbalancing:DescribeTags",
+			"elasticloadbalancing:DescribeTrustStores", "elasticloadbalancing:DescribeListenerAttributes",
+			"elasticloadbalancing:DescribeCapacityReservation",
+		}, Resource: []string{"*"}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+			"cognito-idp:DescribeUserPoolClient", "acm:ListCertificates", "acm:DescribeCertificate",
+			"iam:ListServerCertificates", "iam:GetServerCertificate",
+			"waf-regional:GetWebACL", "waf-regional:GetWebACLForResource", "waf-regional:AssociateWebACL", "waf-regional:DisassociateWebACL",
+			"wafv2:GetWebACL", "wafv2:GetWebACLForResource", "wafv2:AssociateWebACL", "wafv2:DisassociateWebACL",
+			"shield:GetSubscriptionState", "shield:DescribeProtection", "shield:CreateProtection", "shield:DeleteProtection",
+		}, Resource: []string{"*"}},
+		// upstream: ingress rules on any security group; here on the spoke's
+		// own (its cluster security group, tagged by EKS, and the groups
+		// the controller made).
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress"},
+			Resource:  []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
+			Condition: map[string]map[string]any{"StringEquals": eq("aws:ResourceTag/" + hubiam.TagEKSCluster)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateSecurityGroup"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"StringEqualsIfExists": eq(reqTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
+			Condition: map[string]map[string]any{"StringEquals": {"ec2:CreateAction": "CreateSecurityGroup", reqTag: cluster}}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateTags", "ec2:DeleteTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
+			Condition: map[string]map[string]any{"Null": {reqTag: "true"}, "StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:DeleteSecurityGroup"},
+			Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
+			Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(reqTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:CreateListener", "elasticloadbalancing:DeleteListener",
+			"elasticloadbalancing:CreateRule", "elasticloadbalancing:DeleteRule"}, Resource: []string{"*"}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags"},
+			Resource: lbsAndTGs, Condition: map[string]map[string]any{"Null": {reqTag: "true"}, "StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags"},
+			Resource: elb("listener/net/*/*/*", "listener/app/*/*/*", "listener-rule/net/*/*/*", "listener-rule/app/*/*/*")},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+			"elasticloadbalancing:ModifyLoadBalancerAttributes", "elasticloadbalancing:SetIpAddressType",
+			"elasticloadbalancing:SetSecurityGroups", "elasticloadbalancing:SetSubnets", "elasticloadbalancing:DeleteLoadBalancer",
+			"elasticloadbalancing:ModifyTargetGroup", "elasticloadbalancing:ModifyTargetGroupAttributes",
+			"elasticloadbalancing:DeleteTargetGroup", "elasticloadbalancing:ModifyListenerAttributes",
+			"elasticloadbalancing:ModifyCapacityReservation", "elasticloadbalancing:ModifyIpPools",
+		}, Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: lbsAndTGs,
+			Condition: map[string]map[string]any{"StringEquals": {
+				"elasticloadbalancing:CreateAction": []string{"CreateTargetGroup", "CreateLoadBalancer"}, reqTag: cluster}}},
+		// upstream: on every target group; here on the spoke's own
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets"},
+			Resource: elb("targetgroup/*/*"), Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
+		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+			"elasticloadbalancing:SetWebAcl", "elasticloadbalancing:ModifyListener", "elasticloadbalancing:AddListenerCertificates",
+			"elasticloadbalancing:RemoveListenerCertificates", "elasticloadbalancing:ModifyRule", "elasticloadbalancing:SetRulePriorities",
+		}, Resource: []string{"*"}},
+	)
+}
+
+func ptr[T any](v T) *T { return &v }
