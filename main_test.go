@@ -23,6 +23,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
@@ -192,7 +193,7 @@ func checkIRSA(t *testing.T, m *mocks.Mocks) {
 		if role == nil {
 			t.Fatalf("no IRSA role %s", name)
 		}
-		doc, err := hubiam.Parse(role.Inputs["assumeRolePolicy"].StringValue())
+		doc, err := policydoc.Parse(role.Inputs["assumeRolePolicy"].StringValue())
 		if err != nil {
 			t.Fatalf("%s trust policy: %v", name, err)
 		}
@@ -205,7 +206,7 @@ func checkIRSA(t *testing.T, m *mocks.Mocks) {
 		}
 		gotSubs := map[string]string{}
 		for i, st := range doc.Statement {
-			if st.Effect != hubiam.Allow || !slices.Equal(st.Action, []string{"sts:AssumeRoleWithWebIdentity"}) {
+			if st.Effect != policydoc.Allow || !slices.Equal(st.Action, []string{"sts:AssumeRoleWithWebIdentity"}) {
 				t.Errorf("%s statement %d: %s %v", name, i, st.Effect, st.Action)
 			}
 			if got := st.Principal["Federated"]; got != "arn:aws:iam::"+mocks.AccountID+":oidc-provider/"+issuer {
@@ -272,7 +273,7 @@ func checkSealingKeyAccess(t *testing.T, m *mocks.Mocks, c stacks.Config) {
 	if key == nil {
 		t.Fatal("no sealing KMS key")
 	}
-	doc, err := hubiam.Parse(key.Inputs["policy"].StringValue())
+	doc, err := policydoc.Parse(key.Inputs["policy"].StringValue())
 	if err != nil {
 		t.Fatalf("sealing key policy: %v", err)
 	}
@@ -282,13 +283,13 @@ func checkSealingKeyAccess(t *testing.T, m *mocks.Mocks, c stacks.Config) {
 	}
 	keyARN := key.State["arn"].StringValue()
 	boundary := m.One("aws:iam/policy:Policy", hub.BoundaryResource)
-	bdoc, err := hubiam.Parse(boundary.Inputs["policy"].StringValue())
+	bdoc, err := policydoc.Parse(boundary.Inputs["policy"].StringValue())
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := false
 	for _, st := range bdoc.Statement {
-		if st.Effect == hubiam.Allow && slices.Contains(st.Action, "kms:Decrypt") && slices.Equal(st.Resource, []string{keyARN}) &&
+		if st.Effect == policydoc.Allow && slices.Contains(st.Action, "kms:Decrypt") && slices.Equal(st.Resource, []string{keyARN}) &&
 			st.Condition["StringEquals"]["kms:ViaService"] == "secretsmanager."+c.Region+".amazonaws.com" {
 			found = true
 		}
@@ -308,13 +309,13 @@ func checkPolicies(t *testing.T, m *mocks.Mocks) {
 			if !ok || !strings.HasPrefix(r.Type, "aws:iam/") {
 				continue
 			}
-			doc, err := hubiam.Parse(v.StringValue())
+			doc, err := policydoc.Parse(v.StringValue())
 			if err != nil {
 				t.Errorf("%s %s %s: %v", r.Type, r.Name, k, err)
 				continue
 			}
 			n++
-			for _, e := range hubiam.CheckLeastPrivilege(doc) {
+			for _, e := range policydoc.CheckLeastPrivilege(doc) {
 				t.Errorf("%s %s %s: %v", r.Type, r.Name, k, e)
 			}
 		}

@@ -24,7 +24,6 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
@@ -62,13 +61,7 @@ func TestFacts(t *testing.T) {
 		})
 	}
 	t.Run("go-names", func(t *testing.T) {
-		// Other packages that name spoke-info or its variables.
-		if fleetcmd.ClusterInfoConfigMap != spokeinfo.Name {
-			t.Errorf("fleetcmd.ClusterInfoConfigMap = %q, want spokeinfo.Name %q", fleetcmd.ClusterInfoConfigMap, spokeinfo.Name)
-		}
-		if appinfra.SpokeInfoConfigMap != spokeinfo.Name {
-			t.Errorf("appinfra.SpokeInfoConfigMap = %q, want spokeinfo.Name %q", appinfra.SpokeInfoConfigMap, spokeinfo.Name)
-		}
+		// The app path's variables are ones spoke-info carries.
 		for _, v := range appinfra.Variables() {
 			if !slices.Contains(spokeinfo.Names(), v) {
 				t.Errorf("appinfra.Variables() has %s, which spoke-info does not carry (spokeinfo.Names())", v)

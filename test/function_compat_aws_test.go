@@ -16,8 +16,8 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
 
@@ -220,7 +220,7 @@ func compareAWS(t *testing.T, old map[string]*unstructured.Unstructured, got map
 		}
 		for k := range nt {
 			if _, ok := ot[k]; !ok {
-				if o.GetKind() != "Role" || (k != hubiam.TagSpoke && k != hubiam.TagOIDC) {
+				if o.GetKind() != "Role" || (k != fence.TagSpoke && k != fence.TagOIDC) {
 					t.Errorf("%s: function adds tag %s", key, k)
 				} else {
 					diffs = append(diffs, fmt.Sprintf("%s +tag %s", key, k))

@@ -16,6 +16,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/deploykey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
@@ -139,7 +140,7 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 				if subOld, ok, _ := unstructured.NestedMap(os, "postBuild", "substitute"); ok {
 					want := spokeiam.AppRolePrefix(hub, claim.Metadata.Name)
 					subNew, _, _ := unstructured.NestedMap(ns, "postBuild", "substitute")
-					if subNew[spokeinfo.AppRolePrefix] != want || subOld[spokeinfo.AppRolePrefix] != strings.TrimSuffix(want, hubiam.MintedRoleSeparator)+"-app-" {
+					if subNew[spokeinfo.AppRolePrefix] != want || subOld[spokeinfo.AppRolePrefix] != strings.TrimSuffix(want, fence.MintedRoleSeparator)+"-app-" {
 						t.Errorf("%s %s: function %v, Composition %v, want %s", key, spokeinfo.AppRolePrefix, subNew[spokeinfo.AppRolePrefix], subOld[spokeinfo.AppRolePrefix], want)
 					}
 					subOld[spokeinfo.AppRolePrefix] = want

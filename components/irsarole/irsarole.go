@@ -13,7 +13,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 // Type is the component's Pulumi type token.
@@ -90,7 +90,7 @@ func CheckServiceAccounts(sas []serviceaccounts.ServiceAccount) error {
 // ("...:name*") in another under StringLike; a list of subjects is an OR,
 // and every statement also conditions on :aud. Subjects are sorted, and a
 // lone subject is written as a string, so the document is stable.
-func TrustPolicy(providerARN, issuer string, sas []serviceaccounts.ServiceAccount) hubiam.Document {
+func TrustPolicy(providerARN, issuer string, sas []serviceaccounts.ServiceAccount) policydoc.Document {
 	var exact, prefixes []string
 	for _, sa := range sas {
 		if sa.Prefix {
@@ -99,10 +99,10 @@ func TrustPolicy(providerARN, issuer string, sas []serviceaccounts.ServiceAccoun
 			exact = append(exact, sa.Subject())
 		}
 	}
-	statement := func(sid string) hubiam.Statement {
-		return hubiam.Statement{
+	statement := func(sid string) policydoc.Statement {
+		return policydoc.Statement{
 			Sid:       sid,
-			Effect:    hubiam.Allow,
+			Effect:    policydoc.Allow,
 			Principal: map[string]any{"Federated": providerARN},
 			Action:    []string{"sts:AssumeRoleWithWebIdentity"},
 			Condition: map[string]map[string]any{
@@ -110,7 +110,7 @@ func TrustPolicy(providerARN, issuer string, sas []serviceaccounts.ServiceAccoun
 			},
 		}
 	}
-	var sts []hubiam.Statement
+	var sts []policydoc.Statement
 	if len(exact) > 0 {
 		st := statement(SidExact)
 		st.Condition["StringEquals"][issuer+":sub"] = subjects(exact)
@@ -121,7 +121,7 @@ func TrustPolicy(providerARN, issuer string, sas []serviceaccounts.ServiceAccoun
 		st.Condition["StringLike"] = map[string]any{issuer + ":sub": subjects(prefixes)}
 		sts = append(sts, st)
 	}
-	return hubiam.NewDocument(sts...)
+	return policydoc.NewDocument(sts...)
 }
 
 // subjects is a condition value: one string, or a sorted list.

@@ -9,7 +9,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
 
@@ -32,11 +32,11 @@ func sub(ns, name string) string { return "system:serviceaccount:" + ns + ":" + 
 // AssumeRoleWithWebIdentity: some Allow statement for the provider and the
 // action whose every operator and key matches (a list of values is an OR;
 // StringLike values are globs).
-func assumable(t *testing.T, doc hubiam.Document, tok token) bool {
+func assumable(t *testing.T, doc policydoc.Document, tok token) bool {
 	t.Helper()
 	values := map[string]string{issuer + ":sub": tok.sub, issuer + ":aud": tok.aud}
 	for _, st := range doc.Statement {
-		if st.Effect != hubiam.Allow || st.Principal["Federated"] != providerARN || !slices.Contains(st.Action, "sts:AssumeRoleWithWebIdentity") {
+		if st.Effect != policydoc.Allow || st.Principal["Federated"] != providerARN || !slices.Contains(st.Action, "sts:AssumeRoleWithWebIdentity") {
 			continue
 		}
 		ok := true
@@ -146,7 +146,7 @@ func TestTrustPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			doc, err := hubiam.Parse(js)
+			doc, err := policydoc.Parse(js)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func TestIrsaRole(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := mocks.New()
-			policy := hubiam.NewDocument(hubiam.Statement{Effect: hubiam.Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{"arn:aws:eks:*:111122223333:cluster/mgmt-*"}}).MustJSON()
+			policy := policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{"arn:aws:eks:*:111122223333:cluster/mgmt-*"}}).MustJSON()
 			err := m.Run(nil, func(ctx *pulumi.Context) error {
 				args := Args{
 					RoleName:        "mgmt-test",
@@ -251,7 +251,7 @@ func TestIrsaRole(t *testing.T) {
 			if want := TrustPolicy(providerARN, issuer, tc.sas).MustJSON(); got != want {
 				t.Errorf("trust policy\n%s\nwant\n%s", got, want)
 			}
-			doc, err := hubiam.Parse(got)
+			doc, err := policydoc.Parse(got)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,7 +29,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/ekszones"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 // Type is the component's Pulumi type token.
@@ -281,8 +281,8 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 	// cluster's only instance role instead of creating an unused one.
 	nodeRole, err := iam.NewRole(ctx, name+"-node", &iam.RoleArgs{
 		Name: pulumi.String(args.ClusterName + "-node"),
-		AssumeRolePolicy: pulumi.String(hubiam.NewDocument(hubiam.Statement{
-			Effect: hubiam.Allow, Principal: map[string]any{"Service": "ec2.amazonaws.com"},
+		AssumeRolePolicy: pulumi.String(policydoc.NewDocument(policydoc.Statement{
+			Effect: policydoc.Allow, Principal: map[string]any{"Service": "ec2.amazonaws.com"},
 			Action: []string{"sts:AssumeRole"},
 		}).MustJSON()),
 		Tags: tags(nil),

@@ -37,7 +37,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 // Type is the component's Pulumi type token.
@@ -109,10 +109,10 @@ var accountIDRE = regexp.MustCompile(`^[0-9]{12}$`)
 // principals decide who may (the AWS default key policy, written out so
 // that it is reviewed and tested rather than implied). In a key policy
 // Resource "*" means this key.
-func KeyPolicy(partition, accountID string) hubiam.Document {
-	return hubiam.NewDocument(hubiam.Statement{
+func KeyPolicy(partition, accountID string) policydoc.Document {
+	return policydoc.NewDocument(policydoc.Statement{
 		Sid:       KeyPolicySid,
-		Effect:    hubiam.Allow,
+		Effect:    policydoc.Allow,
 		Principal: map[string]any{"AWS": fmt.Sprintf("arn:%s:iam::%s:root", partition, accountID)},
 		Action:    []string{"kms:*"},
 		Resource:  []string{"*"},

@@ -11,7 +11,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
 
@@ -155,16 +155,16 @@ func TestSealingKeyPolicyDelegatesToIAM(t *testing.T) {
 			if !ok || !p.IsString() {
 				t.Fatalf("key policy not set: %v", key.Inputs)
 			}
-			doc, err := hubiam.Parse(p.StringValue())
+			doc, err := policydoc.Parse(p.StringValue())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if doc.Version != hubiam.PolicyVersion || len(doc.Statement) != 1 {
+			if doc.Version != policydoc.PolicyVersion || len(doc.Statement) != 1 {
 				t.Fatalf("key policy %s", p.StringValue())
 			}
 			st := doc.Statement[0]
 			root := "arn:" + partition + ":iam::" + account + ":root"
-			if st.Effect != hubiam.Allow || len(st.Principal) != 1 || st.Principal["AWS"] != root ||
+			if st.Effect != policydoc.Allow || len(st.Principal) != 1 || st.Principal["AWS"] != root ||
 				!slices.Equal(st.Action, []string{"kms:*"}) || !slices.Equal(st.Resource, []string{"*"}) || len(st.Condition) != 0 {
 				t.Errorf("key policy statement %+v, want Allow kms:* on the key for %s only", st, root)
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
@@ -158,7 +159,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		return nil, err
 	}
 
-	sealingDoc := func(build func(e hubiam.Env, secretARN, keyARN string) hubiam.Document) pulumi.StringOutput {
+	sealingDoc := func(build func(e hubiam.Env, secretARN, keyARN string) policydoc.Document) pulumi.StringOutput {
 		return pulumi.All(h.Sealing.SecretArn, h.Sealing.KMSKeyArn).ApplyT(func(v []any) (string, error) {
 			return build(env, v[0].(string), v[1].(string)).JSON()
 		}).(pulumi.StringOutput)

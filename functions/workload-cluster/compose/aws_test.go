@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
@@ -26,7 +27,7 @@ func testParams(t *testing.T) Params {
 		Region: "eu-west-1", KubernetesVersion: "1.35", VPCCIDR: "10.30.0.0/16", AvailabilityZones: 3, NATMode: "single",
 		Nodes:             workloadcluster.Nodes{InstanceTypes: []string{"m7i.large"}, Min: 2, Desired: 2, Max: 4},
 		PublicAccessCIDRs: []string{"203.0.113.0/24"}, AdminPrincipalARNs: []string{"arn:aws:iam::111122223333:role/ops"},
-		Tags: map[string]string{"team": "payments", hubiam.TagSpoke: "someone-else"},
+		Tags: map[string]string{"team": "payments", fence.TagSpoke: "someone-else"},
 	}}
 }
 
@@ -90,13 +91,13 @@ func checkRoles(c Composed, roles []spokeiam.Role, spoke string) []error {
 				errs = append(errs, fmt.Errorf("role %s fence tag %s = %v, want %s", r.Key, k, tags[k], v))
 			}
 		}
-		for _, k := range []string{hubiam.TagSpoke, hubiam.TagCluster} {
+		for _, k := range []string{fence.TagSpoke, fence.TagCluster} {
 			if _, ok := tags[k]; !ok {
 				errs = append(errs, fmt.Errorf("role %s lacks fence tag %s", r.Key, k))
 			}
 		}
-		if r.IRSA && tags[hubiam.TagOIDC] == nil {
-			errs = append(errs, fmt.Errorf("IRSA role %s lacks fence tag %s", r.Key, hubiam.TagOIDC))
+		if r.IRSA && tags[fence.TagOIDC] == nil {
+			errs = append(errs, fmt.Errorf("IRSA role %s lacks fence tag %s", r.Key, fence.TagOIDC))
 		}
 		if !sameDoc(fp["assumeRolePolicy"], r.Trust) {
 			errs = append(errs, fmt.Errorf("role %s trust differs from spokeiam", r.Key))
@@ -118,14 +119,14 @@ func checkRoles(c Composed, roles []spokeiam.Role, spoke string) []error {
 	return errs
 }
 
-func sameDoc(got any, want hubiam.Document) bool {
+func sameDoc(got any, want policydoc.Document) bool {
 	s, _ := got.(string)
-	d, err := hubiam.Parse(s)
+	d, err := policydoc.Parse(s)
 	if err != nil {
 		return false
 	}
 	w, _ := want.JSON()
-	wd, _ := hubiam.Parse(w)
+	wd, _ := policydoc.Parse(w)
 	return reflect.DeepEqual(d, wd)
 }
 
@@ -149,17 +150,17 @@ func TestIAMIsSpokeiam(t *testing.T) {
 		t.Fatal(errs)
 	}
 	// The claim cannot set a fence tag: spokeiam's value wins.
-	if got := last.Objects["role-eso"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any)[hubiam.TagSpoke]; got != "pay" {
-		t.Errorf("claim tag overrode the fence: %s=%v", hubiam.TagSpoke, got)
+	if got := last.Objects["role-eso"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any)[fence.TagSpoke]; got != "pay" {
+		t.Errorf("claim tag overrode the fence: %s=%v", fence.TagSpoke, got)
 	}
 	// Planted: a role without a fence tag, with another boundary, with an
 	// edited policy; each is caught.
 	for name, plant := range map[string]func(Composed){
 		"missing spoke tag": func(c Composed) {
-			delete(c.Objects["role-lbc"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any), hubiam.TagSpoke)
+			delete(c.Objects["role-lbc"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any), fence.TagSpoke)
 		},
 		"missing oidc tag": func(c Composed) {
-			delete(c.Objects["role-crossplane"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any), hubiam.TagOIDC)
+			delete(c.Objects["role-crossplane"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any), fence.TagOIDC)
 		},
 		"other boundary": func(c Composed) {
 			c.Objects["role-node"]["spec"].(Object)["forProvider"].(Object)["permissionsBoundary"] = "arn:aws:iam::111122223333:policy/other"

@@ -12,8 +12,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 )
 
 // API coordinates.
@@ -40,41 +40,20 @@ const (
 	ClaimNamespaceLabel = "crossplane.io/claim-namespace"
 )
 
-// Variables the spoke's Flux substitutes into the app-infra API and into the
-// apps' overlays (postBuild.substituteFrom the spoke-info ConfigMap that
-// spoke-bootstrap/flux writes on every spoke). The names are
-// internal/contract/spokeinfo's.
-const (
-	SpokeInfoConfigMap = spokeinfo.Name
-	VarAccountID       = spokeinfo.AccountID
-	VarPartition       = spokeinfo.Partition
-	VarRegion          = spokeinfo.Region
-	VarEKSClusterName  = spokeinfo.EKSClusterName // <hub>-<spoke>
-	VarOIDCIssuer      = spokeinfo.OIDCIssuer     // without https://
-	VarOIDCProviderARN = spokeinfo.OIDCProviderARN
-	VarAppRolePrefix   = spokeinfo.AppRolePrefix // <hub>-spoke-<spoke>_
-	VarSpokeName       = spokeinfo.SpokeName
-	VarBoundaryARN     = spokeinfo.BoundaryARN
-	ProviderConfigName = "default"
-)
-
-// Variables returns every variable the app path needs on a spoke.
+// Variables returns the variables (internal/contract/spokeinfo's names) the
+// spoke's Flux substitutes into the app-infra API and into the apps'
+// overlays, from the spoke-info ConfigMap spoke-bootstrap/flux writes on
+// every spoke.
 func Variables() []string {
-	return []string{VarAccountID, VarPartition, VarRegion, VarEKSClusterName, VarOIDCIssuer,
-		VarOIDCProviderARN, VarAppRolePrefix, VarBoundaryARN, VarSpokeName}
+	return []string{spokeinfo.AccountID, spokeinfo.Partition, spokeinfo.Region, spokeinfo.EKSClusterName, spokeinfo.OIDCIssuer,
+		spokeinfo.OIDCProviderARN, spokeinfo.AppRolePrefix, spokeinfo.BoundaryARN, spokeinfo.SpokeName}
 }
 
 // AppRolePrefix is SPOKE_APP_ROLE_PREFIX for a spoke, <hub>-spoke-<spoke>_
 // (spokeiam.AppRolePrefix, which the spoke's fence admits).
 func AppRolePrefix(spokeRolePrefix, spoke string) string {
-	return spokeRolePrefix + spoke + hubiam.MintedRoleSeparator
+	return spokeRolePrefix + spoke + fence.MintedRoleSeparator
 }
-
-// Billing modes of the table.
-const (
-	PayPerRequest = "PAY_PER_REQUEST"
-	Provisioned   = "PROVISIONED"
-)
 
 // AWS names of one claim's resources (NameSeparator is the fence's
 // separator, which no DNS label contains, so one namespace's names never
@@ -86,7 +65,7 @@ const (
 //
 // so the app's ServiceAccount can name its role in Git.
 const (
-	NameSeparator    = hubiam.MintedRoleSeparator
+	NameSeparator    = fence.MintedRoleSeparator
 	DeadLetterSuffix = NameSeparator + "dlq"
 	// MaxRoleNameLength and MaxQueueNameLength are IAM's and SQS's limits
 	// (DynamoDB allows 255).

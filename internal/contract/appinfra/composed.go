@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 )
 
 // Composed-resource kinds (provider-upjet-aws v2, cluster-scoped).
@@ -96,8 +96,8 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 		eq("role name", u.GetAnnotations()[ExternalNameKey], RoleName(e.AppRolePrefix, e.Namespace, e.ClaimName))
 		eq("role permissions boundary", str(u, "spec", "forProvider", "permissionsBoundary"), e.BoundaryARN)
 		// The spoke's fence admits iam:CreateRole only with its own values
-		// of the protected tags (hubiam.ProtectedTags).
-		for tag, want := range map[string]string{hubiam.TagSpoke: e.SpokeName, hubiam.TagCluster: e.EKSClusterName, hubiam.TagOIDC: e.OIDCIssuer} {
+		// of the protected tags (fence.ProtectedTags).
+		for tag, want := range map[string]string{fence.TagSpoke: e.SpokeName, fence.TagCluster: e.EKSClusterName, fence.TagOIDC: e.OIDCIssuer} {
 			eq("role tag "+tag, str(u, "spec", "forProvider", "tags", tag), want)
 		}
 		if err := CheckTrustPolicy(str(u, "spec", "forProvider", "assumeRolePolicy"), e.OIDCProvider, e.OIDCIssuer,

@@ -178,11 +178,11 @@ func substitute(s string, vars map[string]string) string {
 
 // exampleSpoke is the values a spoke's Flux substitutes, for offline checks.
 var exampleSpoke = map[string]string{
-	VarAccountID: "111122223333", VarPartition: "aws", VarRegion: "eu-west-1",
-	VarEKSClusterName: "mgmt-apps-staging", VarAppRolePrefix: AppRolePrefix("mgmt-spoke-", "apps-staging"), VarSpokeName: "apps-staging",
-	VarBoundaryARN:     "arn:aws:iam::111122223333:policy/mgmt-spoke-boundary",
-	VarOIDCIssuer:      "oidc.eks.eu-west-1.amazonaws.com/id/SPOKE0123456789",
-	VarOIDCProviderARN: "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/SPOKE0123456789",
+	spokeinfo.AccountID: "111122223333", spokeinfo.Partition: "aws", spokeinfo.Region: "eu-west-1",
+	spokeinfo.EKSClusterName: "mgmt-apps-staging", spokeinfo.AppRolePrefix: AppRolePrefix("mgmt-spoke-", "apps-staging"), spokeinfo.SpokeName: "apps-staging",
+	spokeinfo.BoundaryARN:     "arn:aws:iam::111122223333:policy/mgmt-spoke-boundary",
+	spokeinfo.OIDCIssuer:      "oidc.eks.eu-west-1.amazonaws.com/id/SPOKE0123456789",
+	spokeinfo.OIDCProviderARN: "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/SPOKE0123456789",
 }
 
 // TestCompositionPolicies fills the Composition's policy templates the way
@@ -205,7 +205,7 @@ func TestCompositionPolicies(t *testing.T) {
 		t.Fatalf("trust policy variables %v, want %v", vars, want)
 	}
 	doc = fmt.Sprintf(substitute(format, exampleSpoke), "payments", "payment-app")
-	if err := CheckTrustPolicy(doc, exampleSpoke[VarOIDCProviderARN], exampleSpoke[VarOIDCIssuer], "payments", "payment-app"); err != nil {
+	if err := CheckTrustPolicy(doc, exampleSpoke[spokeinfo.OIDCProviderARN], exampleSpoke[spokeinfo.OIDCIssuer], "payments", "payment-app"); err != nil {
 		t.Errorf("the Composition's trust policy: %v", err)
 	}
 
@@ -216,11 +216,11 @@ func TestCompositionPolicies(t *testing.T) {
 		template, path string
 		want           string
 	}{
-		{"role", "metadata.annotations[crossplane.io/external-name]", RoleName(exampleSpoke[VarAppRolePrefix], "payments", "payment-app")},
-		{"role-policy", "spec.forProvider.role", RoleName(exampleSpoke[VarAppRolePrefix], "payments", "payment-app")},
-		{"table", "metadata.annotations[crossplane.io/external-name]", TableName(exampleSpoke[VarEKSClusterName], "payments", "payment-app")},
-		{"queue", "spec.forProvider.name", QueueName(exampleSpoke[VarEKSClusterName], "payments", "payment-app")},
-		{"dead-letter-queue", "spec.forProvider.name", DeadLetterQueueName(exampleSpoke[VarEKSClusterName], "payments", "payment-app")},
+		{"role", "metadata.annotations[crossplane.io/external-name]", RoleName(exampleSpoke[spokeinfo.AppRolePrefix], "payments", "payment-app")},
+		{"role-policy", "spec.forProvider.role", RoleName(exampleSpoke[spokeinfo.AppRolePrefix], "payments", "payment-app")},
+		{"table", "metadata.annotations[crossplane.io/external-name]", TableName(exampleSpoke[spokeinfo.EKSClusterName], "payments", "payment-app")},
+		{"queue", "spec.forProvider.name", QueueName(exampleSpoke[spokeinfo.EKSClusterName], "payments", "payment-app")},
+		{"dead-letter-queue", "spec.forProvider.name", DeadLetterQueueName(exampleSpoke[spokeinfo.EKSClusterName], "payments", "payment-app")},
 	} {
 		format, vars := combineFmt(t, template(t, comp, n.template), n.path)
 		if !slices.Equal(vars, nsName) {
@@ -230,8 +230,8 @@ func TestCompositionPolicies(t *testing.T) {
 			t.Errorf("%s %s = %q, want %q", n.template, n.path, got, n.want)
 		}
 	}
-	if got := get(t, template(t, comp, "role"), "base", "spec", "forProvider", "permissionsBoundary"); got != "${"+VarBoundaryARN+"}" {
-		t.Errorf("role permissionsBoundary %v, want ${%s}", got, VarBoundaryARN)
+	if got := get(t, template(t, comp, "role"), "base", "spec", "forProvider", "permissionsBoundary"); got != "${"+spokeinfo.BoundaryARN+"}" {
+		t.Errorf("role permissionsBoundary %v, want ${%s}", got, spokeinfo.BoundaryARN)
 	}
 }
 
@@ -252,14 +252,14 @@ func TestPaymentAppMatchesClaim(t *testing.T) {
 		if ns == nil {
 			ns = "payments" // from the team's Kustomization
 		}
-		if err := ValidateName(exampleSpoke[VarEKSClusterName], exampleSpoke[VarAppRolePrefix], ns.(string), name); err != nil {
+		if err := ValidateName(exampleSpoke[spokeinfo.EKSClusterName], exampleSpoke[spokeinfo.AppRolePrefix], ns.(string), name); err != nil {
 			t.Errorf("%s claim: %v", overlay, err)
 		}
 		if got := get(t, claim, "spec", "serviceAccountName"); got != saName {
 			t.Errorf("%s claim trusts ServiceAccount %v, the app runs as %s", overlay, got, saName)
 		}
 		arn := substitute(get(t, sa, "metadata", "annotations", "eks.amazonaws.com/role-arn").(string), exampleSpoke)
-		want := RoleARN("aws", exampleSpoke[VarAccountID], exampleSpoke[VarAppRolePrefix], ns.(string), name)
+		want := RoleARN("aws", exampleSpoke[spokeinfo.AccountID], exampleSpoke[spokeinfo.AppRolePrefix], ns.(string), name)
 		if arn != want {
 			t.Errorf("%s: ServiceAccount annotation %s, the claim's role is %s", overlay, arn, want)
 		}

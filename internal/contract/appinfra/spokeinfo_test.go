@@ -14,15 +14,15 @@ func TestVariablesAreSpokeInfoKeys(t *testing.T) {
 	tests := []struct {
 		name, got, want string
 	}{
-		{"ConfigMap", SpokeInfoConfigMap, spokeinfo.Name},
-		{"account", VarAccountID, spokeinfo.AccountID},
-		{"partition", VarPartition, spokeinfo.Partition},
-		{"region", VarRegion, spokeinfo.Region},
-		{"EKS cluster", VarEKSClusterName, spokeinfo.EKSClusterName},
-		{"OIDC issuer", VarOIDCIssuer, spokeinfo.OIDCIssuer},
-		{"OIDC provider", VarOIDCProviderARN, spokeinfo.OIDCProviderARN},
-		{"app role prefix", VarAppRolePrefix, spokeinfo.AppRolePrefix},
-		{"boundary", VarBoundaryARN, spokeinfo.BoundaryARN},
+		{"ConfigMap", spokeinfo.Name, spokeinfo.Name},
+		{"account", spokeinfo.AccountID, spokeinfo.AccountID},
+		{"partition", spokeinfo.Partition, spokeinfo.Partition},
+		{"region", spokeinfo.Region, spokeinfo.Region},
+		{"EKS cluster", spokeinfo.EKSClusterName, spokeinfo.EKSClusterName},
+		{"OIDC issuer", spokeinfo.OIDCIssuer, spokeinfo.OIDCIssuer},
+		{"OIDC provider", spokeinfo.OIDCProviderARN, spokeinfo.OIDCProviderARN},
+		{"app role prefix", spokeinfo.AppRolePrefix, spokeinfo.AppRolePrefix},
+		{"boundary", spokeinfo.BoundaryARN, spokeinfo.BoundaryARN},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

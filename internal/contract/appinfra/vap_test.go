@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
 )
 
 // TestNameLengthPolicy evaluates the spoke's ValidatingAdmissionPolicy with
@@ -48,7 +50,7 @@ func TestNameLengthPolicy(t *testing.T) {
 	for _, hub := range []string{"mgmt", strings.Repeat("h", 20)} {
 		for _, spoke := range []string{"apps-staging", strings.Repeat("s", 20)} {
 			cluster, prefix := hub+"-"+spoke, AppRolePrefix(hub+"-spoke-", spoke)
-			vars := map[string]string{VarAppRolePrefix: prefix, VarEKSClusterName: cluster}
+			vars := map[string]string{spokeinfo.AppRolePrefix: prefix, spokeinfo.EKSClusterName: cluster}
 			var progs []cel.Program
 			for _, v := range vap.Spec.Validations {
 				for _, expr := range []string{v.Expression, v.MessageExpression} {

@@ -18,7 +18,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
 )
 
-// Workloads-tree conventions shared with the app path (issue 5).
+// Workloads-tree conventions shared with the app path.
 const (
 	TeamsDir = "gitops-workloads/teams"
 	// SpokeToolsKustomization is the spoke's Kustomization that installs
@@ -26,8 +26,6 @@ const (
 	SpokeToolsKustomization = "spoke-tools"
 	// RepoSource is the GitRepository of the fleet repository on a spoke.
 	RepoSource = "flux-system"
-	// ClusterInfoConfigMap is the spoke's substitution variables (spoke-bootstrap/flux/spoke-info.yaml).
-	ClusterInfoConfigMap = spokeinfo.Name
 	// AppTimeout is spec.timeout of an app's Kustomization: how long Flux
 	// waits for the app to become ready and, with deletionPolicy
 	// WaitForTermination, for its objects (AppInfrastructure claims, load
@@ -208,7 +206,7 @@ func (a *app) appAdd(ctx context.Context, name string, f *appFlags) error {
 			"wait":               true,
 			"dependsOn":          []any{map[string]any{"name": SpokeToolsKustomization}},
 			"postBuild": map[string]any{"substituteFrom": []any{
-				map[string]any{"kind": "ConfigMap", "name": ClusterInfoConfigMap},
+				map[string]any{"kind": "ConfigMap", "name": spokeinfo.Name},
 			}},
 		},
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
@@ -109,7 +110,7 @@ func (a *app) iamReport(stackFile string, clusters []string) (*iamReport, error)
 		d := irsarole.TrustPolicy(provider, issuer, r.sas)
 		rep.Documents = append(rep.Documents, hubiam.Usage{Role: r.name, Kind: hubiam.KindTrust,
 			ARN:  fmt.Sprintf("arn:%s:iam::%s:role/%s", info.Partition, info.AccountID, r.name),
-			Size: hubiam.Size(d), Quota: hubiam.QuotaTrustPolicy, Document: d.MustJSON()})
+			Size: policydoc.Size(d), Quota: hubiam.QuotaTrustPolicy, Document: d.MustJSON()})
 	}
 	if len(clusters) == 0 {
 		return rep, nil

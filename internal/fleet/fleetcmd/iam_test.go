@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
@@ -39,8 +40,8 @@ func TestIAM(t *testing.T) {
 		for _, u := range rep.Documents {
 			got[u.Role+" "+u.Kind] = true
 			if u.Document != "" {
-				d, err := hubiam.Parse(u.Document)
-				if err != nil || hubiam.Size(d) != u.Size {
+				d, err := policydoc.Parse(u.Document)
+				if err != nil || policydoc.Size(d) != u.Size {
 					t.Errorf("%s %s: size %d does not match its document (%v)", u.Role, u.Kind, u.Size, err)
 				}
 			}

@@ -27,7 +27,6 @@ import (
 const (
 	ClaimsDir        = "gitops-system/workload-clusters"
 	WorkloadsDir     = "gitops-workloads/clusters"
-	SpokeBootstrap   = "gitops-system/spoke-bootstrap"
 	Kustomization    = "kustomization.yaml"
 	DeployKeyDir     = "flux-system"
 	DeployKeyFile    = "deploy-key.yaml"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
@@ -33,7 +34,7 @@ func TestBoundaryCoversSpokeRolePolicies(t *testing.T) {
 		}
 		found++
 		for _, st := range r.Inline.Statement {
-			if st.Effect != hubiam.Allow {
+			if st.Effect != policydoc.Allow {
 				continue
 			}
 			for _, a := range st.Action {
@@ -50,9 +51,9 @@ func TestBoundaryCoversSpokeRolePolicies(t *testing.T) {
 
 // allows reports whether some Allow statement's action pattern covers a
 // (IAM action patterns are case-insensitive globs).
-func allows(d hubiam.Document, a string) bool {
+func allows(d policydoc.Document, a string) bool {
 	for _, st := range d.Statement {
-		if st.Effect != hubiam.Allow {
+		if st.Effect != policydoc.Allow {
 			continue
 		}
 		for _, p := range st.Action {

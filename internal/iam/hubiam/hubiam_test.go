@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 var env = Env{Partition: "aws", AccountID: "111122223333", Region: "eu-west-1", HubName: "mgmt"}
@@ -14,8 +17,8 @@ const (
 	keyARN    = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 )
 
-func docs() map[string]Document {
-	return map[string]Document{
+func docs() map[string]policydoc.Document {
+	return map[string]policydoc.Document{
 		"crossplane":       Crossplane(env),
 		"external-secrets": ExternalSecrets(env, secretARN, keyARN),
 		"flux":             Flux(env),
@@ -29,21 +32,21 @@ func TestDocumentsRoundTripAndAreLeastPrivilege(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		back, err := Parse(s)
+		back, err := policydoc.Parse(s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !slices.EqualFunc(back.Statement, d.Statement, func(a, b Statement) bool {
+		if !slices.EqualFunc(back.Statement, d.Statement, func(a, b policydoc.Statement) bool {
 			return a.Sid == b.Sid && a.Effect == b.Effect && slices.Equal(a.Action, b.Action) && slices.Equal(a.Resource, b.Resource)
 		}) {
 			t.Errorf("%s: statements changed in a JSON round trip", name)
 		}
-		for _, e := range CheckLeastPrivilege(back) {
+		for _, e := range policydoc.CheckLeastPrivilege(back) {
 			t.Errorf("%s: %v", name, e)
 		}
 		for _, st := range back.Statement {
 			for _, a := range st.Action {
-				if st.Effect == Allow && !strings.Contains(a, ":") {
+				if st.Effect == policydoc.Allow && !strings.Contains(a, ":") {
 					t.Errorf("%s %s: action %q has no service", name, st.Sid, a)
 				}
 			}
@@ -57,23 +60,23 @@ func TestDocumentsRoundTripAndAreLeastPrivilege(t *testing.T) {
 }
 
 func TestCheckLeastPrivilegeCatches(t *testing.T) {
-	cases := map[string]Statement{
-		"star on star":     {Effect: Allow, Action: []string{"*"}, Resource: []string{"*"}},
-		"service on star":  {Effect: Allow, Action: []string{"iam:*"}, Resource: []string{"*"}},
-		"star on resource": {Effect: Allow, Action: []string{"*"}, Resource: []string{"arn:aws:s3:::b"}},
+	cases := map[string]policydoc.Statement{
+		"star on star":     {Effect: policydoc.Allow, Action: []string{"*"}, Resource: []string{"*"}},
+		"service on star":  {Effect: policydoc.Allow, Action: []string{"iam:*"}, Resource: []string{"*"}},
+		"star on resource": {Effect: policydoc.Allow, Action: []string{"*"}, Resource: []string{"arn:aws:s3:::b"}},
 		"no effect":        {Action: []string{"s3:GetObject"}, Resource: []string{"*"}},
-		"no resource":      {Effect: Allow, Action: []string{"s3:GetObject"}},
+		"no resource":      {Effect: policydoc.Allow, Action: []string{"s3:GetObject"}},
 	}
 	for name, st := range cases {
-		if errs := CheckLeastPrivilege(NewDocument(st)); len(errs) == 0 {
+		if errs := policydoc.CheckLeastPrivilege(policydoc.NewDocument(st)); len(errs) == 0 {
 			t.Errorf("%s: not caught", name)
 		}
 	}
-	if errs := CheckLeastPrivilege(Document{Version: "2008-10-17", Statement: []Statement{{Effect: Allow, Action: []string{"s3:GetObject"}, Resource: []string{"*"}}}}); len(errs) != 1 {
+	if errs := policydoc.CheckLeastPrivilege(policydoc.Document{Version: "2008-10-17", Statement: []policydoc.Statement{{Effect: policydoc.Allow, Action: []string{"s3:GetObject"}, Resource: []string{"*"}}}}); len(errs) != 1 {
 		t.Errorf("old version: %v", errs)
 	}
-	star, _ := Parse(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`)
-	if len(CheckLeastPrivilege(star)) == 0 {
+	star, _ := policydoc.Parse(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`)
+	if len(policydoc.CheckLeastPrivilege(star)) == 0 {
 		t.Error("string-form Action/Resource * not caught")
 	}
 }
@@ -84,7 +87,7 @@ func TestCrossplaneIAMIsFenced(t *testing.T) {
 	d := Crossplane(env)
 	prefixARN := "arn:aws:iam::111122223333:role/mgmt-spoke-*"
 	for _, st := range d.Statement {
-		if st.Effect != Allow {
+		if st.Effect != policydoc.Allow {
 			continue
 		}
 		for _, a := range st.Action {
@@ -96,7 +99,7 @@ func TestCrossplaneIAMIsFenced(t *testing.T) {
 				if !slices.Equal(st.Resource, []string{"arn:aws:iam::111122223333:oidc-provider/oidc.eks.*.amazonaws.com/id/*"}) {
 					t.Errorf("%s on %v", a, st.Resource)
 				}
-				if st.Condition["StringLike"]["aws:ResourceTag/"+TagCluster] != "mgmt-*" && st.Condition["StringLike"]["aws:RequestTag/"+TagCluster] != "mgmt-*" {
+				if st.Condition["StringLike"]["aws:ResourceTag/"+fence.TagCluster] != "mgmt-*" && st.Condition["StringLike"]["aws:RequestTag/"+fence.TagCluster] != "mgmt-*" {
 					t.Errorf("%s not limited to providers tagged as the fleet's: %v", a, st.Condition)
 				}
 			case a == "iam:CreateServiceLinkedRole":
@@ -129,7 +132,7 @@ func TestCrossplaneIAMIsFenced(t *testing.T) {
 	}
 	denied := map[string]bool{}
 	for _, st := range d.Statement {
-		if st.Effect == Deny {
+		if st.Effect == policydoc.Deny {
 			for _, a := range st.Action {
 				denied[a] = true
 			}
@@ -197,10 +200,10 @@ func TestBoundaryAllowsWhatSpokeRolesNeed(t *testing.T) {
 	}
 }
 
-func coveredBy(d Document, a string) bool {
+func coveredBy(d policydoc.Document, a string) bool {
 	for _, st := range d.Statement {
 		for _, p := range st.Action {
-			if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(a)); ok && st.Effect == Allow {
+			if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(a)); ok && st.Effect == policydoc.Allow {
 				return true
 			}
 		}

@@ -1,3 +1,9 @@
+// Package hubiam builds the IAM policy documents of the hub: the policies of
+// its IRSA roles (Crossplane's AWS providers, External Secrets, Flux's
+// kustomize-controller and helm-controller) and the permissions boundary
+// that every spoke role must carry, as internal/iam/policydoc documents, so
+// tests read them without AWS and the manifests can be checked against the
+// same names.
 package hubiam
 
 import (
@@ -6,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 // Env is where the hub runs: the values every ARN in the documents is built from.
@@ -72,14 +80,6 @@ func (e Env) Validate() error {
 // and the tags it reads are protected by the boundary itself (a bounded role
 // may set them only to its own values) and by the hub Crossplane's policy.
 const (
-	// TagSpoke carries the spoke's name on every spoke role.
-	TagSpoke = "eksfleet.io/spoke"
-	// TagOIDC carries the spoke's OIDC issuer (without https://) on its
-	// IRSA roles and on every role its Crossplane mints.
-	TagOIDC = "eksfleet.io/oidc"
-	// TagCluster is the tag every AWS resource of a spoke carries, value
-	// <hub>-<spoke> (the composition's and the spoke controllers' tag).
-	TagCluster = "eksfleet.io/cluster"
 	// TagLBCCluster is the tag the AWS Load Balancer Controller puts on
 	// what it creates, value the EKS cluster name.
 	TagLBCCluster = "elbv2.k8s.aws/cluster"
@@ -93,20 +93,12 @@ const (
 	TagCNICluster = "cluster.k8s.amazonaws.com/name"
 )
 
-// ProtectedTags are the tag keys the fence reads from principals.
-func ProtectedTags() []string { return []string{TagSpoke, TagCluster, TagOIDC} }
-
 // The policy variables the boundary reads from the calling role's tags.
 const (
-	varSpoke   = "${aws:PrincipalTag/" + TagSpoke + "}"
-	varOIDC    = "${aws:PrincipalTag/" + TagOIDC + "}"
-	varCluster = "${aws:PrincipalTag/" + TagCluster + "}"
+	varSpoke   = "${aws:PrincipalTag/" + fence.TagSpoke + "}"
+	varOIDC    = "${aws:PrincipalTag/" + fence.TagOIDC + "}"
+	varCluster = "${aws:PrincipalTag/" + fence.TagCluster + "}"
 )
-
-// MintedRoleSeparator follows the spoke's name in the names of what a
-// spoke's own Crossplane creates (app roles, tables, queues); no DNS label
-// contains it, so spoke pay's patterns never cover spoke pay-eu's.
-const MintedRoleSeparator = "_"
 
 // spokeCluster is the EKS cluster name of the calling spoke, from the
 // role's protected eksfleet.io/cluster tag.
@@ -122,7 +114,7 @@ func (e Env) arn(service, region, resource string) string {
 
 // MintedRoleARNPattern matches every role any spoke's Crossplane may mint.
 func (e Env) MintedRoleARNPattern() string {
-	return e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*"+MintedRoleSeparator+"*")
+	return e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*"+fence.MintedRoleSeparator+"*")
 }
 
 // IAM write actions on spoke roles that must carry the spoke boundary: IAM
@@ -156,16 +148,16 @@ var roleHousekeeping = []string{
 // boundaryGuard keeps every spoke role inside the boundary: its boundary
 // can be neither removed nor swapped, the boundary policy itself cannot be
 // edited, and tag values the fence reads cannot be wildcards.
-func (e Env) boundaryGuard() []Statement {
-	return []Statement{
-		{Sid: "DenyBoundaryRemoval", Effect: Deny, Action: []string{"iam:DeleteRolePermissionsBoundary"}, Resource: []string{"*"}},
+func (e Env) boundaryGuard() []policydoc.Statement {
+	return []policydoc.Statement{
+		{Sid: "DenyBoundaryRemoval", Effect: policydoc.Deny, Action: []string{"iam:DeleteRolePermissionsBoundary"}, Resource: []string{"*"}},
 		{
-			Sid: "DenyOtherBoundary", Effect: Deny, Action: slices.Clone(boundedRoleWrites), Resource: []string{"*"},
+			Sid: "DenyOtherBoundary", Effect: policydoc.Deny, Action: slices.Clone(boundedRoleWrites), Resource: []string{"*"},
 			Condition: map[string]map[string]any{"StringNotEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}},
 		},
 		{
 			Sid:    "DenyBoundaryPolicyEdit",
-			Effect: Deny,
+			Effect: policydoc.Deny,
 			Action: []string{
 				"iam:CreatePolicyVersion", "iam:DeletePolicy", "iam:DeletePolicyVersion",
 				"iam:SetDefaultPolicyVersion", "iam:TagPolicy", "iam:UntagPolicy",
@@ -174,9 +166,9 @@ func (e Env) boundaryGuard() []Statement {
 		},
 		{
 			// ${*} and ${?} are a literal * and ? in a policy.
-			Sid: "DenyWildcardTags", Effect: Deny, Action: []string{"iam:CreateRole", "iam:TagRole"}, Resource: []string{"*"},
+			Sid: "DenyWildcardTags", Effect: policydoc.Deny, Action: []string{"iam:CreateRole", "iam:TagRole"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"StringLike": {
-				"aws:RequestTag/" + TagSpoke: []string{"*${*}*", "*${?}*"},
+				"aws:RequestTag/" + fence.TagSpoke: []string{"*${*}*", "*${?}*"},
 			}},
 		},
 	}
@@ -190,19 +182,19 @@ func (e Env) boundaryGuard() []Statement {
 // hub's own VPC, cluster and OIDC provider carry none of these, so they stay
 // out of reach. Roles it creates are named SPOKE_ROLE_PREFIX* and carry the
 // spoke boundary; iam:PassRole hands only cluster and node roles to EKS.
-func Crossplane(e Env) Document {
+func Crossplane(e Env) policydoc.Document {
 	fleetTag := e.HubName + "-*"
-	tagged := map[string]map[string]any{"StringLike": {"aws:ResourceTag/" + TagCluster: fleetTag}}
-	tagging := map[string]map[string]any{"StringLike": {"aws:RequestTag/" + TagCluster: fleetTag}}
+	tagged := map[string]map[string]any{"StringLike": {"aws:ResourceTag/" + fence.TagCluster: fleetTag}}
+	tagging := map[string]map[string]any{"StringLike": {"aws:RequestTag/" + fence.TagCluster: fleetTag}}
 	eksResources := []string{
 		e.ClusterARNPattern(),
 		e.arn("eks", "*", "nodegroup/"+e.HubName+"-*/*/*"),
 		e.arn("eks", "*", "access-entry/"+e.HubName+"-*/*"),
 	}
 	oidc := e.arn("iam", "", "oidc-provider/oidc.eks.*.amazonaws.com/id/*")
-	st := []Statement{
-		{Sid: "NetworkRead", Effect: Allow, Action: []string{"ec2:Describe*"}, Resource: []string{"*"}},
-		{Sid: "NetworkCreate", Effect: Allow, Action: []string{
+	st := []policydoc.Statement{
+		{Sid: "NetworkRead", Effect: policydoc.Allow, Action: []string{"ec2:Describe*"}, Resource: []string{"*"}},
+		{Sid: "NetworkCreate", Effect: policydoc.Allow, Action: []string{
 			"ec2:AllocateAddress", "ec2:CreateInternetGateway", "ec2:CreateNatGateway", "ec2:CreateRouteTable",
 			"ec2:CreateSubnet", "ec2:CreateVpc",
 		}, Resource: []string{"*"}, Condition: tagging},
@@ -210,26 +202,26 @@ func Crossplane(e Env) Document {
 		// subnet and EIP they go into, which must be the spoke's.
 		// Anything on the fleet's own network (tagged as a spoke's), and
 		// creating into it (a subnet into its VPC, a route into its table).
-		{Sid: "NetworkWrite", Effect: Allow, Action: []string{
+		{Sid: "NetworkWrite", Effect: policydoc.Allow, Action: []string{
 			"ec2:Associate*", "ec2:Attach*", "ec2:Create*", "ec2:Delete*", "ec2:Detach*", "ec2:Disassociate*",
 			"ec2:Modify*", "ec2:Release*", "ec2:Replace*",
 		}, Resource: []string{"*"}, Condition: tagged},
-		{Sid: "TagOnCreate", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
-			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}, "StringLike": {"aws:RequestTag/" + TagCluster: fleetTag}}},
-		{Sid: "SpokeClusters", Effect: Allow, Action: slices.Clone(crossplaneEKSActions), Resource: eksResources},
+		{Sid: "TagOnCreate", Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}, "StringLike": {"aws:RequestTag/" + fence.TagCluster: fleetTag}}},
+		{Sid: "SpokeClusters", Effect: policydoc.Allow, Action: slices.Clone(crossplaneEKSActions), Resource: eksResources},
 		{
 			// CreateCluster names no resource in IAM: the tag says it is a
 			// spoke, and Crossplane may not make itself its admin.
-			Sid: "SpokeClusterCreate", Effect: Allow, Action: []string{"eks:CreateCluster"}, Resource: []string{"*"},
+			Sid: "SpokeClusterCreate", Effect: policydoc.Allow, Action: []string{"eks:CreateCluster"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{
-				"StringLike": {"aws:RequestTag/" + TagCluster: fleetTag},
+				"StringLike": {"aws:RequestTag/" + fence.TagCluster: fleetTag},
 				"Bool":       {"eks:bootstrapClusterCreatorAdminPermissions": "false"},
 			},
 		},
 		{
 			// Access entries only for the hub's Flux role and spoke admin roles,
 			// and only the cluster-admin policy.
-			Sid: "SpokeAccess", Effect: Allow, Action: []string{"eks:CreateAccessEntry", "eks:AssociateAccessPolicy"}, Resource: eksResources,
+			Sid: "SpokeAccess", Effect: policydoc.Allow, Action: []string{"eks:CreateAccessEntry", "eks:AssociateAccessPolicy"}, Resource: eksResources,
 			Condition: map[string]map[string]any{
 				"ArnLike":           {"eks:principalArn": []string{e.arn("iam", "", "role/"+FluxRoleName(e.HubName)), e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-admin")}},
 				"ArnEqualsIfExists": {"eks:policyArn": fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", e.Partition)},
@@ -238,15 +230,15 @@ func Crossplane(e Env) Document {
 		{
 			// Each spoke's control-plane log group /aws/eks/<hub>-<spoke>/cluster,
 			// created with a retention before its cluster and deleted with it.
-			Sid: "SpokeLogGroups", Effect: Allow, Action: slices.Clone(crossplaneLogsActions),
+			Sid: "SpokeLogGroups", Effect: policydoc.Allow, Action: slices.Clone(crossplaneLogsActions),
 			Resource: []string{e.arn("logs", "*", "log-group:/aws/eks/"+e.HubName+"-*/cluster*")},
 		},
-		{Sid: "SpokeLogGroupsList", Effect: Allow, Action: []string{"logs:DescribeLogGroups"}, Resource: []string{"*"}},
-		{Sid: "SpokeOIDCCreate", Effect: Allow, Action: []string{"iam:CreateOpenIDConnectProvider", "iam:TagOpenIDConnectProvider"},
+		{Sid: "SpokeLogGroupsList", Effect: policydoc.Allow, Action: []string{"logs:DescribeLogGroups"}, Resource: []string{"*"}},
+		{Sid: "SpokeOIDCCreate", Effect: policydoc.Allow, Action: []string{"iam:CreateOpenIDConnectProvider", "iam:TagOpenIDConnectProvider"},
 			Resource: []string{oidc}, Condition: tagging},
-		{Sid: "SpokeOIDC", Effect: Allow, Action: slices.Clone(crossplaneOIDCActions), Resource: []string{oidc}, Condition: tagged},
+		{Sid: "SpokeOIDC", Effect: policydoc.Allow, Action: slices.Clone(crossplaneOIDCActions), Resource: []string{oidc}, Condition: tagged},
 		{
-			Sid: "PassSpokeRoles", Effect: Allow, Action: []string{"iam:PassRole"},
+			Sid: "PassSpokeRoles", Effect: policydoc.Allow, Action: []string{"iam:PassRole"},
 			Resource: []string{
 				e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-cluster"),
 				e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-node"),
@@ -254,20 +246,20 @@ func Crossplane(e Env) Document {
 			Condition: map[string]map[string]any{"StringEquals": {"iam:PassedToService": "eks.amazonaws.com"}},
 		},
 		{
-			Sid: "EKSServiceLinkedRoles", Effect: Allow, Action: []string{"iam:CreateServiceLinkedRole"},
+			Sid: "EKSServiceLinkedRoles", Effect: policydoc.Allow, Action: []string{"iam:CreateServiceLinkedRole"},
 			Resource: []string{e.arn("iam", "", "role/aws-service-role/*")},
 			Condition: map[string]map[string]any{"StringEquals": {
 				"iam:AWSServiceName": []string{"eks.amazonaws.com", "eks-nodegroup.amazonaws.com"},
 			}},
 		},
 		{
-			Sid: "SpokeRoleWrites", Effect: Allow, Action: slices.Clone(boundedRoleWrites), Resource: []string{e.SpokeRoleARNPattern()},
+			Sid: "SpokeRoleWrites", Effect: policydoc.Allow, Action: slices.Clone(boundedRoleWrites), Resource: []string{e.SpokeRoleARNPattern()},
 			Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}},
 		},
-		{Sid: "SpokeRoleHousekeeping", Effect: Allow, Action: slices.Clone(roleHousekeeping), Resource: []string{e.SpokeRoleARNPattern()}},
+		{Sid: "SpokeRoleHousekeeping", Effect: policydoc.Allow, Action: slices.Clone(roleHousekeeping), Resource: []string{e.SpokeRoleARNPattern()}},
 	}
 	st = append(st, e.boundaryGuard()...)
-	return NewDocument(st...)
+	return policydoc.NewDocument(st...)
 }
 
 var (
@@ -286,17 +278,17 @@ var (
 )
 
 // sealingRead lets the holder read the sealing keys and nothing else.
-func sealingRead(e Env, sid, secretARN, kmsKeyARN string) []Statement {
-	return []Statement{
+func sealingRead(e Env, sid, secretARN, kmsKeyARN string) []policydoc.Statement {
+	return []policydoc.Statement{
 		{
 			Sid:      sid + "Secret",
-			Effect:   Allow,
+			Effect:   policydoc.Allow,
 			Action:   []string{"secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"},
 			Resource: []string{secretARN},
 		},
 		{
 			Sid:      sid + "Key",
-			Effect:   Allow,
+			Effect:   policydoc.Allow,
 			Action:   []string{"kms:Decrypt"},
 			Resource: []string{kmsKeyARN},
 			Condition: map[string]map[string]any{"StringEquals": {
@@ -308,18 +300,18 @@ func sealingRead(e Env, sid, secretARN, kmsKeyARN string) []Statement {
 
 // ExternalSecrets is the policy of the hub's External Secrets Operator (role
 // ESO_ROLE_ARN): read the sealing secret, decrypt it through Secrets Manager.
-func ExternalSecrets(e Env, secretARN, kmsKeyARN string) Document {
-	return NewDocument(sealingRead(e, "SealingKey", secretARN, kmsKeyARN)...)
+func ExternalSecrets(e Env, secretARN, kmsKeyARN string) policydoc.Document {
+	return policydoc.NewDocument(sealingRead(e, "SealingKey", secretARN, kmsKeyARN)...)
 }
 
 // Flux is the policy of the hub's Flux controllers that apply onto spokes,
 // kustomize-controller and helm-controller (role FLUX_ROLE_ARN):
 // kubeConfig.configMapRef with provider aws calls eks:DescribeCluster on each
 // spoke before it asks for a token.
-func Flux(e Env) Document {
-	return NewDocument(Statement{
+func Flux(e Env) policydoc.Document {
+	return policydoc.NewDocument(policydoc.Statement{
 		Sid:      "DescribeFleetClusters",
-		Effect:   Allow,
+		Effect:   policydoc.Allow,
 		Action:   []string{"eks:DescribeCluster"},
 		Resource: []string{e.ClusterARNPattern()},
 	})
@@ -330,18 +322,18 @@ func Flux(e Env) Document {
 // whatever policy is attached to it, scoped by the role's own spoke tag.
 // IAM allows nothing a boundary does not allow, so it needs few denies: only
 // where an allow would reach too far.
-func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
+func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 	cluster := e.spokeCluster()
 	mine := e.SpokeRolePrefix() + varSpoke
-	minted := []string{e.arn("iam", "", "role/"+mine+MintedRoleSeparator+"*")}
-	data := cluster + MintedRoleSeparator + "*"
+	minted := []string{e.arn("iam", "", "role/"+mine+fence.MintedRoleSeparator+"*")}
+	data := cluster + fence.MintedRoleSeparator + "*"
 	ec2 := func(r string) string { return fmt.Sprintf("arn:%s:ec2:*:*:%s", e.Partition, r) }
-	st := []Statement{
+	st := []policydoc.Statement{
 		{
 			// Reads IAM grants only on "*", and the load balancer controller's
 			// WAF and Shield calls (which also need a write on the spoke's
 			// own load balancer below).
-			Sid: "Read", Effect: Allow,
+			Sid: "Read", Effect: policydoc.Allow,
 			Action: []string{
 				"ec2:Describe*", "ec2:GetCoipPoolUsage", "ec2:GetIpamPoolCidrs", "ec2:GetSecurityGroupsForVpc",
 				"elasticloadbalancing:Describe*", "ecr:BatchCheck*", "ecr:BatchGet*", "ecr:Get*", "eks:ListClusters",
@@ -352,23 +344,23 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 			},
 			Resource: []string{"*"},
 		},
-		{Sid: "Cluster", Effect: Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{e.arn("eks", "*", "cluster/"+cluster)}},
+		{Sid: "Cluster", Effect: policydoc.Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{e.arn("eks", "*", "cluster/"+cluster)}},
 		{
 			// New network interfaces, security groups and load balancers;
 			// their subnet and VPC must be the spoke's (below), and their
 			// fleet tag, if any, the spoke's own. No spoke role needs EBS
 			// volumes (no EBS CSI driver on spokes; node volumes are made
 			// by EKS's service-linked role).
-			Sid: "New", Effect: Allow,
+			Sid: "New", Effect: policydoc.Allow,
 			Action: []string{"ec2:CreateNetworkInterface", "ec2:CreateSecurityGroup",
 				"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
 			Resource: []string{ec2("network-interface/*"), ec2("security-group/*"),
 				e.arn("elasticloadbalancing", "*", "loadbalancer/*"), e.arn("elasticloadbalancing", "*", "targetgroup/*")},
-			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster}},
+			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + fence.TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster}},
 		},
-		{Sid: "Tag", Effect: Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
+		{Sid: "Tag", Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}}},
-		{Sid: "TagLB", Effect: Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{"*"},
+		{Sid: "TagLB", Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"elasticloadbalancing:CreateAction": "false"}}},
 	}
 	// Writes on existing network interfaces, security groups, subnets,
@@ -386,7 +378,7 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 		sid, tag string
 		actions  [][]string
 	}{
-		{"Fleet", TagCluster, [][]string{eni, sg, tags}},
+		{"Fleet", fence.TagCluster, [][]string{eni, sg, tags}},
 		{"EKS", TagEKSCluster, [][]string{eni, sg, tags}},
 		{"Node", TagEKSNodeCluster, [][]string{eni}},
 		{"CNI", TagCNICluster, [][]string{eni, tags}},
@@ -396,34 +388,34 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 		if w.tag == TagLBCCluster {
 			res = []string{ec2("*"), e.arn("elasticloadbalancing", "*", "*")}
 		}
-		st = append(st, Statement{Sid: w.sid, Effect: Allow, Action: slices.Concat(w.actions...),
+		st = append(st, policydoc.Statement{Sid: w.sid, Effect: policydoc.Allow, Action: slices.Concat(w.actions...),
 			Resource: res, Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + w.tag: cluster}}})
 	}
 	st = append(st,
 		// No spoke role needs kms:CreateGrant (no EBS CSI driver, no
 		// encrypted volumes of their own): none is allowed.
-		Statement{Sid: "SLR", Effect: Allow, Action: []string{"iam:CreateServiceLinkedRole"},
+		policydoc.Statement{Sid: "SLR", Effect: policydoc.Allow, Action: []string{"iam:CreateServiceLinkedRole"},
 			Resource:  []string{e.arn("iam", "", "role/aws-service-role/*")},
 			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
-		Statement{Sid: "Data", Effect: Allow, Action: []string{"dynamodb:*", "sqs:*"}, Resource: []string{
+		policydoc.Statement{Sid: "Data", Effect: policydoc.Allow, Action: []string{"dynamodb:*", "sqs:*"}, Resource: []string{
 			e.arn("dynamodb", "*", "table/"+data), e.arn("sqs", "*", data)}},
 		// Roles the spoke's Crossplane mints: named <hub>-spoke-<spoke>_*,
 		// created with this boundary and the spoke's own fence tags, which
 		// can be neither changed nor removed afterwards.
-		Statement{Sid: "Mint", Effect: Allow, Action: []string{"iam:CreateRole"}, Resource: minted,
+		policydoc.Statement{Sid: "Mint", Effect: policydoc.Allow, Action: []string{"iam:CreateRole"}, Resource: minted,
 			Condition: map[string]map[string]any{"StringEquals": {
-				"iam:PermissionsBoundary": e.BoundaryARN(), "aws:RequestTag/" + TagSpoke: varSpoke,
-				"aws:RequestTag/" + TagCluster: varCluster, "aws:RequestTag/" + TagOIDC: varOIDC,
+				"iam:PermissionsBoundary": e.BoundaryARN(), "aws:RequestTag/" + fence.TagSpoke: varSpoke,
+				"aws:RequestTag/" + fence.TagCluster: varCluster, "aws:RequestTag/" + fence.TagOIDC: varOIDC,
 			}}},
 		// iam:*RolePolicy: Put, Delete, Attach, Detach (and GetRolePolicy,
 		// which carries no iam:PermissionsBoundary, so this grants no read).
-		Statement{Sid: "MintPol", Effect: Allow, Action: []string{"iam:*RolePolicy", "iam:PutRolePermissionsBoundary"},
+		policydoc.Statement{Sid: "MintPol", Effect: policydoc.Allow, Action: []string{"iam:*RolePolicy", "iam:PutRolePermissionsBoundary"},
 			Resource: minted, Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}}},
 		// Housekeeping, and tags other than the fence's own values.
-		Statement{Sid: "MintKeep", Effect: Allow, Action: []string{
+		policydoc.Statement{Sid: "MintKeep", Effect: policydoc.Allow, Action: []string{
 			"iam:DeleteRole", "iam:GetRole*", "iam:List*", "iam:TagRole", "iam:UpdateAssumeRolePolicy", "iam:UpdateRole*",
 		}, Resource: minted, Condition: map[string]map[string]any{"StringEqualsIfExists": {
-			"aws:RequestTag/" + TagSpoke: varSpoke, "aws:RequestTag/" + TagCluster: varCluster, "aws:RequestTag/" + TagOIDC: varOIDC,
+			"aws:RequestTag/" + fence.TagSpoke: varSpoke, "aws:RequestTag/" + fence.TagCluster: varCluster, "aws:RequestTag/" + fence.TagOIDC: varOIDC,
 		}}},
 	)
 	for _, s := range sealingRead(e, "Seal", secretARN, kmsKeyARN) {
@@ -431,17 +423,17 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) Document {
 		s.Condition = mergeCond(s.Condition, "ArnEquals", "aws:PrincipalArn", e.arn("iam", "", "role/"+mine+"-eso"))
 		st = append(st, s)
 	}
-	st = append(st, Statement{
+	st = append(st, policydoc.Statement{
 		// A minted role works only for the spoke's own service accounts:
 		// whatever its trust says, its sessions are denied unless they came
 		// from the spoke's OIDC provider.
-		Sid: "MintOnlySpoke", Effect: Deny, Action: []string{"*"}, Resource: []string{"*"},
+		Sid: "MintOnlySpoke", Effect: policydoc.Deny, Action: []string{"*"}, Resource: []string{"*"},
 		Condition: map[string]map[string]any{
 			"ArnLike":         {"aws:PrincipalArn": e.MintedRoleARNPattern()},
 			"StringNotEquals": {"aws:FederatedProvider": e.arn("iam", "", "oidc-provider/"+varOIDC)},
 		},
 	})
-	return NewDocument(st...)
+	return policydoc.NewDocument(st...)
 }
 
 func sidPart(tag string) string {

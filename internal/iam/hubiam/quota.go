@@ -3,7 +3,8 @@ package hubiam
 import (
 	"fmt"
 	"strings"
-	"unicode"
+
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 // AWS IAM quotas (IAM and AWS STS quotas, IAM User Guide). IAM does not
@@ -57,18 +58,6 @@ type Usage struct {
 // Fits reports whether the usage is within its quota.
 func (u Usage) Fits() bool { return u.Size <= u.Quota }
 
-// Size is the length IAM counts: the JSON without white space outside
-// strings (the documents are rendered without any).
-func Size(d Document) int {
-	n := 0
-	for _, r := range d.MustJSON() {
-		if !unicode.IsSpace(r) {
-			n++
-		}
-	}
-	return n
-}
-
 // CheckUsages returns one error per usage over its quota.
 func CheckUsages(us []Usage) error {
 	var over []string
@@ -92,14 +81,14 @@ func Usages(e Env, secretARN, kmsKeyARN string) []Usage {
 		return fmt.Sprintf("arn:%s:iam::%s:policy/%s", e.Partition, e.AccountID, name)
 	}
 	var out []Usage
-	add := func(roleName, kind, arn string, d Document, quota int) {
-		out = append(out, Usage{Role: roleName, Kind: kind, ARN: arn, Size: Size(d), Quota: quota, Document: d.MustJSON()})
+	add := func(roleName, kind, arn string, d policydoc.Document, quota int) {
+		out = append(out, Usage{Role: roleName, Kind: kind, ARN: arn, Size: policydoc.Size(d), Quota: quota, Document: d.MustJSON()})
 	}
 	b := SpokeBoundary(e, secretARN, kmsKeyARN)
 	add(BoundaryPolicyName(e.HubName), KindBoundary, e.BoundaryARN(), b, QuotaManagedPolicy)
 	for _, r := range []struct {
 		name string
-		doc  Document
+		doc  policydoc.Document
 	}{
 		{CrossplaneRoleName(e.HubName), Crossplane(e)},
 		{ExternalSecretsRoleName(e.HubName), ExternalSecrets(e, secretARN, kmsKeyARN)},

@@ -15,7 +15,7 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 // Decisions the evaluator returns.
@@ -28,24 +28,24 @@ const (
 
 // Policy is a named policy document.
 type Policy struct {
-	Name   string          `json:"name"`
-	Policy hubiam.Document `json:"policy"`
+	Name   string             `json:"name"`
+	Policy policydoc.Document `json:"policy"`
 }
 
 // Request is one API call by one principal, with the request context AWS
 // would build for it (principal tags, resource and request tags, service
 // condition keys).
 type Request struct {
-	ID               string            `json:"id"`
-	Principal        string            `json:"principal"`
-	Action           string            `json:"action"`
-	Resource         string            `json:"resource"`
-	AccountID        string            `json:"accountId"`
-	Context          map[string]any    `json:"context"`
-	IdentityPolicies []Policy          `json:"identityPolicies"`
-	Boundary         *hubiam.Document  `json:"boundary,omitempty"`
-	ResourcePolicy   *hubiam.Document  `json:"resourcePolicy,omitempty"`
-	Meta             map[string]string `json:"-"`
+	ID               string              `json:"id"`
+	Principal        string              `json:"principal"`
+	Action           string              `json:"action"`
+	Resource         string              `json:"resource"`
+	AccountID        string              `json:"accountId"`
+	Context          map[string]any      `json:"context"`
+	IdentityPolicies []Policy            `json:"identityPolicies"`
+	Boundary         *policydoc.Document `json:"boundary,omitempty"`
+	ResourcePolicy   *policydoc.Document `json:"resourcePolicy,omitempty"`
+	Meta             map[string]string   `json:"-"`
 }
 
 // Result is the evaluator's decision on one request.
@@ -121,11 +121,11 @@ func Run(toolDir string, reqs []Request, actions []string) ([]Result, []string, 
 // the principal lacks stays, and matches nothing, as in IAM. Conditions are
 // left to the evaluator.
 func substitute(r Request) Request {
-	fix := func(d *hubiam.Document) *hubiam.Document {
+	fix := func(d *policydoc.Document) *policydoc.Document {
 		if d == nil {
 			return nil
 		}
-		out := hubiam.Document{Version: d.Version}
+		out := policydoc.Document{Version: d.Version}
 		for _, st := range d.Statement {
 			st.Resource = slices.Clone(st.Resource)
 			for i, res := range st.Resource {

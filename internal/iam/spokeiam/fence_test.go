@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/appinfra"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
@@ -47,17 +49,17 @@ type subject struct {
 	name     string
 	arn      string
 	identity []iamsim.Policy
-	boundary *hubiam.Document
+	boundary *policydoc.Document
 	ctx      map[string]any
 }
 
-var allowAll = hubiam.NewDocument(hubiam.Statement{Effect: hubiam.Allow, Action: []string{"*"}, Resource: []string{"*"}})
+var allowAll = policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allow, Action: []string{"*"}, Resource: []string{"*"}})
 
 // subjects returns every role of s and the strongest role its Crossplane
 // may mint. Roles whose permissions are AWS managed policies get
 // "everything" as identity, so only the boundary stands between them and
 // the request: a conservative model of what AWS attaches.
-func subjects(t *testing.T, s spokeiam.Spoke, boundary hubiam.Document) []subject {
+func subjects(t *testing.T, s spokeiam.Spoke, boundary policydoc.Document) []subject {
 	t.Helper()
 	roles, err := spokeiam.Roles(s)
 	if err != nil {
@@ -87,13 +89,13 @@ func subjects(t *testing.T, s spokeiam.Spoke, boundary hubiam.Document) []subjec
 
 // minted is a role A's Crossplane created (tags as the boundary forces),
 // holding every action, used from provider (empty: not federated).
-func minted(s spokeiam.Spoke, boundary hubiam.Document, provider string) subject {
+func minted(s spokeiam.Spoke, boundary policydoc.Document, provider string) subject {
 	name := spokeiam.AppRolePrefix(s.Hub, s.Name) + "anything"
 	ctx := map[string]any{
-		"aws:PrincipalArn":                      "arn:aws:iam::" + acct + ":role/" + name,
-		"aws:PrincipalTag/" + hubiam.TagSpoke:   s.Name,
-		"aws:PrincipalTag/" + hubiam.TagCluster: spokeiam.ClusterName(s.Hub, s.Name),
-		"aws:PrincipalTag/" + hubiam.TagOIDC:    s.OIDCIssuer,
+		"aws:PrincipalArn":                     "arn:aws:iam::" + acct + ":role/" + name,
+		"aws:PrincipalTag/" + fence.TagSpoke:   s.Name,
+		"aws:PrincipalTag/" + fence.TagCluster: spokeiam.ClusterName(s.Hub, s.Name),
+		"aws:PrincipalTag/" + fence.TagOIDC:    s.OIDCIssuer,
 	}
 	if provider != "" {
 		ctx["aws:FederatedProvider"] = provider
@@ -110,19 +112,19 @@ func appResources(s spokeiam.Spoke, ns string) appinfra.AppResources {
 // appRole is namespace ns's app role on spoke s as the app-infra
 // Composition makes it: its name, the fence's tags, the boundary and a
 // policy of the app's actions on exactly its own ARNs.
-func appRole(s spokeiam.Spoke, boundary hubiam.Document, ns string, own appinfra.AppResources) subject {
+func appRole(s spokeiam.Spoke, boundary policydoc.Document, ns string, own appinfra.AppResources) subject {
 	name := appinfra.RoleName(spokeiam.AppRolePrefix(s.Hub, s.Name), ns, "orders")
 	ctx := map[string]any{
-		"aws:PrincipalArn":                      "arn:aws:iam::" + acct + ":role/" + name,
-		"aws:PrincipalTag/" + hubiam.TagSpoke:   s.Name,
-		"aws:PrincipalTag/" + hubiam.TagCluster: spokeiam.ClusterName(s.Hub, s.Name),
-		"aws:PrincipalTag/" + hubiam.TagOIDC:    s.OIDCIssuer,
-		"aws:FederatedProvider":                 s.OIDCProviderARN(),
+		"aws:PrincipalArn":                     "arn:aws:iam::" + acct + ":role/" + name,
+		"aws:PrincipalTag/" + fence.TagSpoke:   s.Name,
+		"aws:PrincipalTag/" + fence.TagCluster: spokeiam.ClusterName(s.Hub, s.Name),
+		"aws:PrincipalTag/" + fence.TagOIDC:    s.OIDCIssuer,
+		"aws:FederatedProvider":                s.OIDCProviderARN(),
 	}
-	policy := hubiam.NewDocument(
-		hubiam.Statement{Sid: "Table", Effect: hubiam.Allow, Action: appinfra.TableActions, Resource: []string{own.TableARN}},
-		hubiam.Statement{Sid: "Queue", Effect: hubiam.Allow, Action: appinfra.QueueActions, Resource: []string{own.QueueARN}},
-		hubiam.Statement{Sid: "DeadLetterQueue", Effect: hubiam.Allow, Action: appinfra.DeadLetterQueueActions, Resource: []string{own.DeadLetterQueueARN}},
+	policy := policydoc.NewDocument(
+		policydoc.Statement{Sid: "Table", Effect: policydoc.Allow, Action: appinfra.TableActions, Resource: []string{own.TableARN}},
+		policydoc.Statement{Sid: "Queue", Effect: policydoc.Allow, Action: appinfra.QueueActions, Resource: []string{own.QueueARN}},
+		policydoc.Statement{Sid: "DeadLetterQueue", Effect: policydoc.Allow, Action: appinfra.DeadLetterQueueActions, Resource: []string{own.DeadLetterQueueARN}},
 	)
 	return subject{name: s.Name + "/app(" + ns + "/orders)", arn: ctx["aws:PrincipalArn"].(string),
 		identity: []iamsim.Policy{{Name: "app", Policy: policy}}, boundary: &boundary, ctx: ctx}
@@ -184,24 +186,24 @@ func attacks(a, b string) []probe {
 		p("put policy on other spoke's app role", "iam:PutRolePolicy", arn("iam", "role/mgmt-spoke-"+b+"_orders"), "iam:PermissionsBoundary", bound),
 		p("delete other spoke's crossplane role", "iam:DeleteRole", arn("iam", "role/mgmt-spoke-"+b+"-crossplane")),
 		p("mint a role named for the other spoke", "iam:CreateRole", arn("iam", "role/mgmt-spoke-"+b+"_evil"), "iam:PermissionsBoundary", bound,
-			reqTag+hubiam.TagSpoke, a, reqTag+hubiam.TagCluster, A, reqTag+hubiam.TagOIDC, issuer+strings.ToUpper(strings.ReplaceAll(a, "-", ""))+"0000",
-			"aws:TagKeys", hubiam.ProtectedTags()),
+			reqTag+fence.TagSpoke, a, reqTag+fence.TagCluster, A, reqTag+fence.TagOIDC, issuer+strings.ToUpper(strings.ReplaceAll(a, "-", ""))+"0000",
+			"aws:TagKeys", fence.ProtectedTags()),
 		p("mint an own role tagged as the other spoke", "iam:CreateRole", arn("iam", "role/mgmt-spoke-"+a+"_evil"), "iam:PermissionsBoundary", bound,
-			reqTag+hubiam.TagSpoke, b, reqTag+hubiam.TagCluster, B, reqTag+hubiam.TagOIDC, issuer+strings.ToUpper(strings.ReplaceAll(b, "-", ""))+"0000",
-			"aws:TagKeys", hubiam.ProtectedTags()),
+			reqTag+fence.TagSpoke, b, reqTag+fence.TagCluster, B, reqTag+fence.TagOIDC, issuer+strings.ToUpper(strings.ReplaceAll(b, "-", ""))+"0000",
+			"aws:TagKeys", fence.ProtectedTags()),
 		p("mint an own role without the boundary", "iam:CreateRole", arn("iam", "role/mgmt-spoke-"+a+"_evil"),
-			reqTag+hubiam.TagSpoke, a, reqTag+hubiam.TagCluster, A, "aws:TagKeys", hubiam.ProtectedTags()),
+			reqTag+fence.TagSpoke, a, reqTag+fence.TagCluster, A, "aws:TagKeys", fence.ProtectedTags()),
 		p("mint an own role under another boundary", "iam:CreateRole", arn("iam", "role/mgmt-spoke-"+a+"_evil"), "iam:PermissionsBoundary", admin,
-			reqTag+hubiam.TagSpoke, a, reqTag+hubiam.TagCluster, A, "aws:TagKeys", hubiam.ProtectedTags()),
+			reqTag+fence.TagSpoke, a, reqTag+fence.TagCluster, A, "aws:TagKeys", fence.ProtectedTags()),
 		p("remove a minted role's boundary", "iam:DeleteRolePermissionsBoundary", arn("iam", "role/mgmt-spoke-"+a+"_orders")),
 		p("swap a minted role's boundary", "iam:PutRolePermissionsBoundary", arn("iam", "role/mgmt-spoke-"+a+"_orders"), "iam:PermissionsBoundary", admin),
 		p("attach admin to a minted role outside the boundary", "iam:AttachRolePolicy", arn("iam", "role/mgmt-spoke-"+a+"_orders"),
 			"iam:PermissionsBoundary", admin, "iam:PolicyARN", admin),
 		p("retag a minted role as the other spoke", "iam:TagRole", arn("iam", "role/mgmt-spoke-"+a+"_orders"),
-			reqTag+hubiam.TagSpoke, b, "aws:TagKeys", []string{hubiam.TagSpoke}),
+			reqTag+fence.TagSpoke, b, "aws:TagKeys", []string{fence.TagSpoke}),
 		p("retag a minted role's cluster", "iam:TagRole", arn("iam", "role/mgmt-spoke-"+a+"_orders"),
-			reqTag+hubiam.TagCluster, B, "aws:TagKeys", []string{hubiam.TagCluster}),
-		p("untag a minted role's fence", "iam:UntagRole", arn("iam", "role/mgmt-spoke-"+a+"_orders"), "aws:TagKeys", []string{hubiam.TagOIDC}),
+			reqTag+fence.TagCluster, B, "aws:TagKeys", []string{fence.TagCluster}),
+		p("untag a minted role's fence", "iam:UntagRole", arn("iam", "role/mgmt-spoke-"+a+"_orders"), "aws:TagKeys", []string{fence.TagOIDC}),
 		p("edit the boundary", "iam:CreatePolicyVersion", bound),
 		p("retrust the spoke's own admin role", "iam:UpdateAssumeRolePolicy", arn("iam", "role/mgmt-spoke-"+a+"-admin")),
 		p("widen the spoke's own crossplane role", "iam:PutRolePolicy", arn("iam", "role/mgmt-spoke-"+a+"-crossplane"), "iam:PermissionsBoundary", bound),
@@ -227,8 +229,8 @@ func attacks(a, b string) []probe {
 		p("open other spoke's security group", "ec2:AuthorizeSecurityGroupIngress", arn("ec2", "security-group/sg-0b"), resTag+hubiam.TagLBCCluster, B),
 		p("delete an untagged security group", "ec2:DeleteSecurityGroup", arn("ec2", "security-group/sg-0other")),
 		p("claim an untagged security group", "ec2:CreateTags", arn("ec2", "security-group/sg-0other"),
-			reqTag+hubiam.TagCluster, A, "aws:TagKeys", []string{hubiam.TagCluster}),
-		p("attach other spoke's volume", "ec2:AttachVolume", arn("ec2", "volume/vol-0b"), resTag+hubiam.TagCluster, B),
+			reqTag+fence.TagCluster, A, "aws:TagKeys", []string{fence.TagCluster}),
+		p("attach other spoke's volume", "ec2:AttachVolume", arn("ec2", "volume/vol-0b"), resTag+fence.TagCluster, B),
 		p("delete a volume", "ec2:DeleteVolume", arn("ec2", "volume/vol-0other")),
 		p("delete other spoke's network interface", "ec2:DeleteNetworkInterface", arn("ec2", "network-interface/eni-0b"), resTag+hubiam.TagCNICluster, B),
 		p("add an interface in the hub's subnet", "ec2:CreateNetworkInterface", arn("ec2", "subnet/subnet-0hub")),
@@ -257,7 +259,7 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 	return map[string][]probe{
 		spokeiam.RoleCluster: {
 			p("describe own cluster", "eks:DescribeCluster", "arn:aws:eks:"+region+":"+acct+":cluster/"+A),
-			p("add an interface in own subnet", "ec2:CreateNetworkInterface", arn("ec2", "subnet/subnet-0a"), resTag+hubiam.TagCluster, A),
+			p("add an interface in own subnet", "ec2:CreateNetworkInterface", arn("ec2", "subnet/subnet-0a"), resTag+fence.TagCluster, A),
 			p("create the interface", "ec2:CreateNetworkInterface", arn("ec2", "network-interface/*")),
 			p("open own cluster security group", "ec2:AuthorizeSecurityGroupIngress", arn("ec2", "security-group/sg-0a"), resTag+hubiam.TagEKSCluster, A),
 		},
@@ -269,19 +271,19 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 			p("attach own interface", "ec2:AttachNetworkInterface", arn("ec2", "network-interface/eni-0a"), resTag+hubiam.TagCNICluster, A),
 			p("to own node", "ec2:AttachNetworkInterface", arn("ec2", "instance/i-0a"), resTag+hubiam.TagEKSNodeCluster, A),
 			p("delete own interface", "ec2:DeleteNetworkInterface", arn("ec2", "network-interface/eni-0a"), resTag+hubiam.TagCNICluster, A),
-			p("create an interface in own subnet", "ec2:CreateNetworkInterface", arn("ec2", "subnet/subnet-0a"), resTag+hubiam.TagCluster, A),
+			p("create an interface in own subnet", "ec2:CreateNetworkInterface", arn("ec2", "subnet/subnet-0a"), resTag+fence.TagCluster, A),
 		},
 		spokeiam.RoleCrossplane: {
 			p("create an app table", "dynamodb:CreateTable", arn("dynamodb", "table/"+A+"_orders")),
 			p("delete an app queue", "sqs:DeleteQueue", arn("sqs", A+"_jobs")),
 			p("mint an app role", "iam:CreateRole", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), "iam:PermissionsBoundary", bound,
-				reqTag+hubiam.TagSpoke, a, reqTag+hubiam.TagCluster, A, reqTag+hubiam.TagOIDC, s.OIDCIssuer, "aws:TagKeys", hubiam.ProtectedTags()),
+				reqTag+fence.TagSpoke, a, reqTag+fence.TagCluster, A, reqTag+fence.TagOIDC, s.OIDCIssuer, "aws:TagKeys", fence.ProtectedTags()),
 			p("give it a policy", "iam:PutRolePolicy", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), "iam:PermissionsBoundary", bound,
-				resTag+hubiam.TagSpoke, a),
-			p("set its trust", "iam:UpdateAssumeRolePolicy", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), resTag+hubiam.TagSpoke, a),
+				resTag+fence.TagSpoke, a),
+			p("set its trust", "iam:UpdateAssumeRolePolicy", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), resTag+fence.TagSpoke, a),
 			p("tag it (Crossplane's own tags)", "iam:TagRole", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"),
-				resTag+hubiam.TagSpoke, a, reqTag+"crossplane-name", "orders", "aws:TagKeys", []string{"crossplane-name"}),
-			p("delete it", "iam:DeleteRole", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), resTag+hubiam.TagSpoke, a),
+				resTag+fence.TagSpoke, a, reqTag+"crossplane-name", "orders", "aws:TagKeys", []string{"crossplane-name"}),
+			p("delete it", "iam:DeleteRole", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), resTag+fence.TagSpoke, a),
 		},
 		spokeiam.RoleESO: {
 			p("read the sealing key", "secretsmanager:GetSecretValue", secret),
@@ -297,7 +299,7 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 				arn("elasticloadbalancing", "listener-rule/app/k8s-a/1234567890abcdef/1234567890abcdef/1234567890abcdef"), resTag+hubiam.TagLBCCluster, A),
 			p("register targets", "elasticloadbalancing:RegisterTargets", arn("elasticloadbalancing", "targetgroup/k8s-a/1234567890abcdef"), resTag+hubiam.TagLBCCluster, A),
 			p("create a security group", "ec2:CreateSecurityGroup", arn("ec2", "security-group/*"), reqTag+hubiam.TagLBCCluster, A, "aws:TagKeys", []string{hubiam.TagLBCCluster}),
-			p("in own VPC", "ec2:CreateSecurityGroup", arn("ec2", "vpc/vpc-0a"), resTag+hubiam.TagCluster, A),
+			p("in own VPC", "ec2:CreateSecurityGroup", arn("ec2", "vpc/vpc-0a"), resTag+fence.TagCluster, A),
 			p("open the cluster security group to it", "ec2:AuthorizeSecurityGroupIngress", arn("ec2", "security-group/sg-0a"), resTag+hubiam.TagEKSCluster, A),
 			p("delete own security group", "ec2:DeleteSecurityGroup", arn("ec2", "security-group/sg-0a2"), resTag+hubiam.TagLBCCluster, A),
 			p("read certificates", "acm:ListCertificates", "*"),
@@ -314,7 +316,7 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 
 // keyPolicy is the sealing key's policy as the hub makes it: the account's
 // IAM decides (main_test checks the program makes exactly this).
-var keyPolicy = hubiam.NewDocument(hubiam.Statement{Effect: hubiam.Allow, Principal: map[string]any{"AWS": "arn:aws:iam::" + acct + ":root"},
+var keyPolicy = policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allow, Principal: map[string]any{"AWS": "arn:aws:iam::" + acct + ":root"},
 	Action: []string{"kms:*"}, Resource: []string{"*"}})
 
 func request(id string, s subject, pr probe) iamsim.Request {
@@ -336,7 +338,7 @@ type expectation struct {
 
 // matrix builds every request for the adversarial fleet with boundary b and
 // hub Crossplane policy xp.
-func matrix(t *testing.T, b hubiam.Document, xp hubiam.Document) []expectation {
+func matrix(t *testing.T, b policydoc.Document, xp policydoc.Document) []expectation {
 	var out []expectation
 	add := func(s subject, pr probe, allowed bool) {
 		id := fmt.Sprint(len(out))
@@ -409,17 +411,17 @@ func hubAttacks() []probe {
 		p("delete the hub's route", "ec2:DeleteRoute", arn("ec2", "route-table/rtb-0hub")),
 		p("delete the hub's VPC", "ec2:DeleteVpc", arn("ec2", "vpc/vpc-0hub")),
 		p("add a subnet to the hub's VPC", "ec2:CreateSubnet", arn("ec2", "vpc/vpc-0hub")),
-		p("claim a hub security group", "ec2:CreateTags", arn("ec2", "security-group/sg-0hub"), reqTag+hubiam.TagCluster, "mgmt-pay",
-			"aws:TagKeys", []string{hubiam.TagCluster}),
+		p("claim a hub security group", "ec2:CreateTags", arn("ec2", "security-group/sg-0hub"), reqTag+fence.TagCluster, "mgmt-pay",
+			"aws:TagKeys", []string{fence.TagCluster}),
 		p("open a hub security group", "ec2:AuthorizeSecurityGroupIngress", arn("ec2", "security-group/sg-0hub")),
 		p("delete the hub's OIDC provider", "iam:DeleteOpenIDConnectProvider", arn("iam", "oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/HUB0000")),
 		p("delete the hub cluster", "eks:DeleteCluster", eks("cluster/mgmt")),
-		p("create a cluster not tagged as a spoke", "eks:CreateCluster", "*", reqTag+hubiam.TagCluster, "mgmt", "aws:TagKeys", []string{hubiam.TagCluster},
+		p("create a cluster not tagged as a spoke", "eks:CreateCluster", "*", reqTag+fence.TagCluster, "mgmt", "aws:TagKeys", []string{fence.TagCluster},
 			"eks:bootstrapClusterCreatorAdminPermissions", "false"),
-		p("create a spoke cluster that makes Crossplane its admin", "eks:CreateCluster", "*", reqTag+hubiam.TagCluster, "mgmt-pay",
-			"aws:TagKeys", []string{hubiam.TagCluster}, "eks:bootstrapClusterCreatorAdminPermissions", "true"),
+		p("create a spoke cluster that makes Crossplane its admin", "eks:CreateCluster", "*", reqTag+fence.TagCluster, "mgmt-pay",
+			"aws:TagKeys", []string{fence.TagCluster}, "eks:bootstrapClusterCreatorAdminPermissions", "true"),
 		p("adopt another hub's cluster", "eks:UpdateClusterConfig", eks("cluster/mgmt2-pay")),
-		p("delete another hub's spoke VPC", "ec2:DeleteVpc", arn("ec2", "vpc/vpc-0mgmt2"), resTag+hubiam.TagCluster, "mgmt2-pay"),
+		p("delete another hub's spoke VPC", "ec2:DeleteVpc", arn("ec2", "vpc/vpc-0mgmt2"), resTag+fence.TagCluster, "mgmt2-pay"),
 		p("mint a role for another hub's spoke", "iam:CreateRole", arn("iam", "role/mgmt2-spoke-pay-admin"),
 			"iam:PermissionsBoundary", "arn:aws:iam::"+acct+":policy/mgmt2-spoke-boundary"),
 		p("make an unknown role cluster-admin", "eks:CreateAccessEntry", eks("cluster/mgmt-pay"), "eks:principalArn", "arn:aws:iam::999988887777:role/evil"),
@@ -432,8 +434,8 @@ func hubAttacks() []probe {
 		p("mint a hub role", "iam:CreateRole", arn("iam", "role/mgmt-flux"), "iam:PermissionsBoundary", "arn:aws:iam::"+acct+":policy/mgmt-spoke-boundary"),
 		p("edit the boundary", "iam:CreatePolicyVersion", "arn:aws:iam::"+acct+":policy/mgmt-spoke-boundary"),
 		p("remove a spoke role's boundary", "iam:DeleteRolePermissionsBoundary", arn("iam", "role/mgmt-spoke-pay-node")),
-		p("tag a spoke role with a wildcard spoke", "iam:TagRole", arn("iam", "role/mgmt-spoke-pay-node"), reqTag+hubiam.TagSpoke, "*",
-			"aws:TagKeys", []string{hubiam.TagSpoke}),
+		p("tag a spoke role with a wildcard spoke", "iam:TagRole", arn("iam", "role/mgmt-spoke-pay-node"), reqTag+fence.TagSpoke, "*",
+			"aws:TagKeys", []string{fence.TagSpoke}),
 		p("grant a KMS key to anyone", "kms:CreateGrant", kmsKey, "kms:GrantIsForAWSResource", "false"),
 		p("read the sealing key", "secretsmanager:GetSecretValue", secret),
 		p("read a table", "dynamodb:GetItem", arn("dynamodb", "table/mgmt-pay_orders")),
@@ -447,13 +449,13 @@ func hubNeeds() []probe {
 	eks := func(r string) string { return "arn:aws:eks:" + region + ":" + acct + ":" + r }
 	bound := "arn:aws:iam::" + acct + ":policy/mgmt-spoke-boundary"
 	return []probe{
-		p("create a spoke VPC", "ec2:CreateVpc", arn("ec2", "vpc/*"), reqTag+hubiam.TagCluster, "mgmt-pay", "aws:TagKeys", []string{hubiam.TagCluster}),
-		p("tag it on creation", "ec2:CreateTags", arn("ec2", "vpc/*"), reqTag+hubiam.TagCluster, "mgmt-pay", "ec2:CreateAction", "CreateVpc",
-			"aws:TagKeys", []string{hubiam.TagCluster}),
-		p("add a subnet to it", "ec2:CreateSubnet", arn("ec2", "vpc/vpc-0a"), resTag+hubiam.TagCluster, "mgmt-pay"),
-		p("delete its NAT gateway", "ec2:DeleteNatGateway", arn("ec2", "natgateway/nat-0a"), resTag+hubiam.TagCluster, "mgmt-pay"),
-		p("replace its route", "ec2:ReplaceRoute", arn("ec2", "route-table/rtb-0a"), resTag+hubiam.TagCluster, "mgmt-pay"),
-		p("create the cluster", "eks:CreateCluster", "*", reqTag+hubiam.TagCluster, "mgmt-pay", "aws:TagKeys", []string{hubiam.TagCluster},
+		p("create a spoke VPC", "ec2:CreateVpc", arn("ec2", "vpc/*"), reqTag+fence.TagCluster, "mgmt-pay", "aws:TagKeys", []string{fence.TagCluster}),
+		p("tag it on creation", "ec2:CreateTags", arn("ec2", "vpc/*"), reqTag+fence.TagCluster, "mgmt-pay", "ec2:CreateAction", "CreateVpc",
+			"aws:TagKeys", []string{fence.TagCluster}),
+		p("add a subnet to it", "ec2:CreateSubnet", arn("ec2", "vpc/vpc-0a"), resTag+fence.TagCluster, "mgmt-pay"),
+		p("delete its NAT gateway", "ec2:DeleteNatGateway", arn("ec2", "natgateway/nat-0a"), resTag+fence.TagCluster, "mgmt-pay"),
+		p("replace its route", "ec2:ReplaceRoute", arn("ec2", "route-table/rtb-0a"), resTag+fence.TagCluster, "mgmt-pay"),
+		p("create the cluster", "eks:CreateCluster", "*", reqTag+fence.TagCluster, "mgmt-pay", "aws:TagKeys", []string{fence.TagCluster},
 			"eks:bootstrapClusterCreatorAdminPermissions", "false"),
 		p("create its node group", "eks:CreateNodegroup", eks("cluster/mgmt-pay")),
 		p("give Flux access", "eks:CreateAccessEntry", eks("cluster/mgmt-pay"), "eks:principalArn", "arn:aws:iam::"+acct+":role/mgmt-flux"),
@@ -461,11 +463,11 @@ func hubNeeds() []probe {
 			"eks:principalArn", "arn:aws:iam::"+acct+":role/mgmt-spoke-pay-admin",
 			"eks:policyArn", "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"),
 		p("create the spoke's OIDC provider", "iam:CreateOpenIDConnectProvider", arn("iam", "oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/PAY0000"),
-			reqTag+hubiam.TagCluster, "mgmt-pay", "aws:TagKeys", []string{hubiam.TagCluster}),
+			reqTag+fence.TagCluster, "mgmt-pay", "aws:TagKeys", []string{fence.TagCluster}),
 		p("delete it", "iam:DeleteOpenIDConnectProvider", arn("iam", "oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/PAY0000"),
-			resTag+hubiam.TagCluster, "mgmt-pay"),
+			resTag+fence.TagCluster, "mgmt-pay"),
 		p("create a spoke role", "iam:CreateRole", arn("iam", "role/mgmt-spoke-pay-node"), "iam:PermissionsBoundary", bound,
-			reqTag+hubiam.TagSpoke, "pay", "aws:TagKeys", []string{hubiam.TagSpoke}),
+			reqTag+fence.TagSpoke, "pay", "aws:TagKeys", []string{fence.TagSpoke}),
 		p("attach its managed policy", "iam:AttachRolePolicy", arn("iam", "role/mgmt-spoke-pay-node"), "iam:PermissionsBoundary", bound,
 			"iam:PolicyARN", "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"),
 		p("pass the node role to EKS", "iam:PassRole", arn("iam", "role/mgmt-spoke-pay-node"), "iam:PassedToService", "eks.amazonaws.com"),
@@ -505,7 +507,7 @@ func evaluate(t *testing.T, exps []expectation, actions []string) (failures []st
 	return failures, unknown
 }
 
-func everyAction(t *testing.T, docs []hubiam.Document, exps []expectation) []string {
+func everyAction(t *testing.T, docs []policydoc.Document, exps []expectation) []string {
 	var out []string
 	for _, d := range docs {
 		for _, st := range d.Statement {
@@ -527,7 +529,7 @@ func TestFenceUnderARealIAMEvaluator(t *testing.T) {
 	b := hubiam.SpokeBoundary(hub, secret, kmsKey)
 	xp := hubiam.Crossplane(hub)
 	exps := matrix(t, b, xp)
-	docs := []hubiam.Document{b, xp, hubiam.Crossplane(hub2), hubiam.ExternalSecrets(hub, secret, kmsKey), hubiam.Flux(hub)}
+	docs := []policydoc.Document{b, xp, hubiam.Crossplane(hub2), hubiam.ExternalSecrets(hub, secret, kmsKey), hubiam.Flux(hub)}
 	for _, n := range []string{"pay", "pay-eu", "x", "x-app-y"} {
 		roles, _ := spokeiam.Roles(spoke(hub, n))
 		for _, r := range roles {
@@ -564,10 +566,10 @@ func TestFenceUnderARealIAMEvaluator(t *testing.T) {
 // policy, and a misspelt action, are caught.
 func TestPlantedOverBroadStatementsFail(t *testing.T) {
 	b := hubiam.SpokeBoundary(hub, secret, kmsKey)
-	b.Statement = append(b.Statement, hubiam.Statement{Effect: hubiam.Allow, Action: []string{"dynamodb:*"},
+	b.Statement = append(b.Statement, policydoc.Statement{Effect: policydoc.Allow, Action: []string{"dynamodb:*"},
 		Resource: []string{"arn:aws:dynamodb:*:" + acct + ":table/mgmt-*"}})
 	xp := hubiam.Crossplane(hub)
-	xp.Statement = append(xp.Statement, hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:DeleteNatGateway"}, Resource: []string{"*"}})
+	xp.Statement = append(xp.Statement, policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:DeleteNatGateway"}, Resource: []string{"*"}})
 	exps := matrix(t, b, xp)
 	failures, unknown := evaluate(t, exps, []string{"ec2:DeleteNatGateways", "ec2:DeleteNatGateway", "ec2:*NatGateway"})
 	joined := strings.Join(failures, "\n")

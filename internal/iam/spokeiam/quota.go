@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 // Usages returns every IAM document and role name of the spoke with its
@@ -21,10 +22,10 @@ func Usages(s Spoke) ([]hubiam.Usage, error) {
 		arn := RoleARN(s.Hub, s.Name, r.Key)
 		out = append(out,
 			hubiam.Usage{Role: r.Name, Kind: hubiam.KindRoleName, ARN: arn, Size: len(r.Name), Quota: hubiam.QuotaRoleName},
-			hubiam.Usage{Role: r.Name, Kind: hubiam.KindTrust, ARN: arn, Size: hubiam.Size(r.Trust), Quota: hubiam.QuotaTrustPolicy, Document: r.Trust.MustJSON()},
+			hubiam.Usage{Role: r.Name, Kind: hubiam.KindTrust, ARN: arn, Size: policydoc.Size(r.Trust), Quota: hubiam.QuotaTrustPolicy, Document: r.Trust.MustJSON()},
 		)
 		if r.Inline != nil {
-			out = append(out, hubiam.Usage{Role: r.Name, Kind: hubiam.KindInline, ARN: arn, Size: hubiam.Size(*r.Inline), Quota: hubiam.QuotaInlinePerRole, Document: r.Inline.MustJSON()})
+			out = append(out, hubiam.Usage{Role: r.Name, Kind: hubiam.KindInline, ARN: arn, Size: policydoc.Size(*r.Inline), Quota: hubiam.QuotaInlinePerRole, Document: r.Inline.MustJSON()})
 		}
 		for _, m := range r.ManagedPolicyARNs {
 			out = append(out, hubiam.Usage{Role: r.Name, Kind: hubiam.KindManaged, ARN: m.ARN, Size: 0, Quota: hubiam.QuotaManagedPolicy})
@@ -57,7 +58,7 @@ func CheckQuotas(s Spoke) error {
 // ARNs of up to 2,048 characters each.
 func CheckAdminTrust(adminPrincipalARNs []string) error {
 	s := Spoke{AdminPrincipalARNs: adminPrincipalARNs}
-	if n := hubiam.Size(s.adminTrust()); n > hubiam.QuotaTrustPolicy {
+	if n := policydoc.Size(s.adminTrust()); n > hubiam.QuotaTrustPolicy {
 		return fmt.Errorf("the admin role's trust policy would be %d characters, IAM allows %d: name fewer or shorter principals", n, hubiam.QuotaTrustPolicy)
 	}
 	return nil

@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 // Spoke is everything the documents of one spoke depend on.
@@ -64,10 +66,10 @@ type Role struct {
 	// IRSA marks roles whose trust is the spoke's OIDC provider.
 	IRSA bool
 	// Trust is the assume-role policy.
-	Trust hubiam.Document
+	Trust policydoc.Document
 	// Inline is the role's inline policy; nil when it has none. Its
 	// RolePolicy is named after the role key.
-	Inline *hubiam.Document
+	Inline *policydoc.Document
 	// ManagedPolicyARNs are attached AWS managed policies, each with the
 	// name suffix of its RolePolicyAttachment.
 	ManagedPolicyARNs []ManagedPolicy
@@ -116,13 +118,13 @@ func RoleARN(hub hubiam.Env, spoke, key string) string {
 // may create for its apps (AppInfrastructure): <hub>-spoke-<spoke>_. No DNS
 // label contains '_', so no other spoke's prefix covers these names.
 func AppRolePrefix(hub hubiam.Env, spoke string) string {
-	return hub.SpokeRolePrefix() + spoke + hubiam.MintedRoleSeparator
+	return hub.SpokeRolePrefix() + spoke + fence.MintedRoleSeparator
 }
 
 // AppDataPrefix is the name prefix of the DynamoDB tables and SQS queues the
 // spoke's own Crossplane may create: <hub>-<spoke>_.
 func AppDataPrefix(hub hubiam.Env, spoke string) string {
-	return ClusterName(hub, spoke) + hubiam.MintedRoleSeparator
+	return ClusterName(hub, spoke) + fence.MintedRoleSeparator
 }
 
 // ClusterName is the spoke's EKS cluster name.
@@ -161,7 +163,7 @@ func (s Spoke) role(key string) Role {
 		Name:        RoleName(s.Hub, s.Name, key),
 		Description: fmt.Sprintf("%s: %s role, managed by the hub's WorkloadCluster composition", s.Name, key),
 		BoundaryARN: s.Hub.BoundaryARN(),
-		Tags:        map[string]string{hubiam.TagSpoke: s.Name, hubiam.TagCluster: ClusterName(s.Hub, s.Name)},
+		Tags:        map[string]string{fence.TagSpoke: s.Name, fence.TagCluster: ClusterName(s.Hub, s.Name)},
 	}
 	switch key {
 	case RoleCluster:
@@ -181,11 +183,11 @@ func (s Spoke) role(key string) Role {
 	case RoleESO:
 		r.IRSA = true
 		r.Trust = s.irsaTrust(serviceaccounts.SpokeExternalSecrets)
-		r.Inline = ptr(hubiam.NewDocument(
-			hubiam.Statement{Sid: "SealingKey", Effect: hubiam.Allow,
+		r.Inline = ptr(policydoc.NewDocument(
+			policydoc.Statement{Sid: "SealingKey", Effect: policydoc.Allow,
 				Action:   []string{"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"},
 				Resource: []string{s.SealingSecretARN}},
-			hubiam.Statement{Sid: "SealingKeyDecrypt", Effect: hubiam.Allow,
+			policydoc.Statement{Sid: "SealingKeyDecrypt", Effect: policydoc.Allow,
 				Action: []string{"kms:Decrypt"}, Resource: []string{s.SealingKMSKeyARN}},
 		))
 	case RoleLBC:
@@ -194,13 +196,13 @@ func (s Spoke) role(key string) Role {
 		r.Inline = ptr(LoadBalancerControllerPolicy(s.Hub, s.Name))
 	case RoleAdmin:
 		r.Trust = s.adminTrust()
-		r.Inline = ptr(hubiam.NewDocument(hubiam.Statement{
-			Effect: hubiam.Allow, Action: []string{"eks:DescribeCluster", "eks:ListClusters"},
+		r.Inline = ptr(policydoc.NewDocument(policydoc.Statement{
+			Effect: policydoc.Allow, Action: []string{"eks:DescribeCluster", "eks:ListClusters"},
 			Resource: []string{fmt.Sprintf("arn:%s:eks:*:%s:cluster/%s", s.Hub.Partition, s.Hub.AccountID, ClusterName(s.Hub, s.Name))},
 		}))
 	}
 	if r.IRSA {
-		r.Tags[hubiam.TagOIDC] = s.OIDCIssuer
+		r.Tags[fence.TagOIDC] = s.OIDCIssuer
 	}
 	return r
 }
@@ -209,15 +211,15 @@ func (s Spoke) managed(name string) string {
 	return fmt.Sprintf("arn:%s:iam::aws:policy/%s", s.Hub.Partition, name)
 }
 
-func serviceTrust(service string, actions ...string) hubiam.Document {
-	return hubiam.NewDocument(hubiam.Statement{
-		Effect: hubiam.Allow, Principal: map[string]any{"Service": service}, Action: actions,
+func serviceTrust(service string, actions ...string) policydoc.Document {
+	return policydoc.NewDocument(policydoc.Statement{
+		Effect: policydoc.Allow, Principal: map[string]any{"Service": service}, Action: actions,
 	})
 }
 
 // irsaTrust trusts the spoke's OIDC provider for sa: StringEquals for an
 // exact account, StringLike for a prefix.
-func (s Spoke) irsaTrust(sa serviceaccounts.ServiceAccount) hubiam.Document {
+func (s Spoke) irsaTrust(sa serviceaccounts.ServiceAccount) policydoc.Document {
 	cond := map[string]map[string]any{
 		"StringEquals": {s.OIDCIssuer + ":aud": "sts.amazonaws.com"},
 	}
@@ -226,8 +228,8 @@ func (s Spoke) irsaTrust(sa serviceaccounts.ServiceAccount) hubiam.Document {
 	} else {
 		cond["StringEquals"][s.OIDCIssuer+":sub"] = sa.Subject()
 	}
-	return hubiam.NewDocument(hubiam.Statement{
-		Effect:    hubiam.Allow,
+	return policydoc.NewDocument(policydoc.Statement{
+		Effect:    policydoc.Allow,
 		Principal: map[string]any{"Federated": s.OIDCProviderARN()},
 		Action:    []string{"sts:AssumeRoleWithWebIdentity"},
 		Condition: cond,
@@ -236,14 +238,14 @@ func (s Spoke) irsaTrust(sa serviceaccounts.ServiceAccount) hubiam.Document {
 
 // adminTrust lets the claim's admin principals assume the admin role; with
 // none, only the hub's Flux role.
-func (s Spoke) adminTrust() hubiam.Document {
+func (s Spoke) adminTrust() policydoc.Document {
 	if len(s.AdminPrincipalARNs) == 0 {
-		return hubiam.NewDocument(hubiam.Statement{
-			Effect: hubiam.Allow, Principal: map[string]any{"AWS": s.FluxRoleARN}, Action: []string{"sts:AssumeRole"},
+		return policydoc.NewDocument(policydoc.Statement{
+			Effect: policydoc.Allow, Principal: map[string]any{"AWS": s.FluxRoleARN}, Action: []string{"sts:AssumeRole"},
 		})
 	}
-	return hubiam.NewDocument(hubiam.Statement{
-		Effect: hubiam.Allow, Principal: map[string]any{"AWS": slices.Clone(s.AdminPrincipalARNs)},
+	return policydoc.NewDocument(policydoc.Statement{
+		Effect: policydoc.Allow, Principal: map[string]any{"AWS": slices.Clone(s.AdminPrincipalARNs)},
 		Action: []string{"sts:AssumeRole", "sts:TagSession"},
 	})
 }
@@ -251,32 +253,32 @@ func (s Spoke) adminTrust() hubiam.Document {
 // crossplanePolicy lets the spoke's Crossplane manage its apps' tables,
 // queues and roles: names <hub>-<spoke>_* and <hub>-spoke-<spoke>_*, roles
 // created only with the boundary and the spoke's own fence tags.
-func (s Spoke) crossplanePolicy() hubiam.Document {
+func (s Spoke) crossplanePolicy() policydoc.Document {
 	p, acct := s.Hub.Partition, s.Hub.AccountID
 	appRoles := fmt.Sprintf("arn:%s:iam::%s:role/%s*", p, acct, AppRolePrefix(s.Hub, s.Name))
-	return hubiam.NewDocument(
-		hubiam.Statement{Sid: "AppData", Effect: hubiam.Allow, Action: []string{"dynamodb:*", "sqs:*"},
+	return policydoc.NewDocument(
+		policydoc.Statement{Sid: "AppData", Effect: policydoc.Allow, Action: []string{"dynamodb:*", "sqs:*"},
 			Resource: []string{
 				fmt.Sprintf("arn:%s:dynamodb:*:%s:table/%s*", p, acct, AppDataPrefix(s.Hub, s.Name)),
 				fmt.Sprintf("arn:%s:sqs:*:%s:%s*", p, acct, AppDataPrefix(s.Hub, s.Name)),
 			}},
-		hubiam.Statement{Sid: "AppDataList", Effect: hubiam.Allow,
+		policydoc.Statement{Sid: "AppDataList", Effect: policydoc.Allow,
 			Action:   []string{"dynamodb:ListTables", "dynamodb:DescribeLimits", "sqs:ListQueues"},
 			Resource: []string{"*"}},
-		hubiam.Statement{Sid: "AppRolesCreate", Effect: hubiam.Allow,
+		policydoc.Statement{Sid: "AppRolesCreate", Effect: policydoc.Allow,
 			Action: []string{"iam:CreateRole"}, Resource: []string{appRoles},
 			Condition: map[string]map[string]any{"StringEquals": {
-				"iam:PermissionsBoundary":           s.Hub.BoundaryARN(),
-				"aws:RequestTag/" + hubiam.TagSpoke: s.Name,
-				"aws:RequestTag/" + hubiam.TagOIDC:  s.OIDCIssuer,
+				"iam:PermissionsBoundary":          s.Hub.BoundaryARN(),
+				"aws:RequestTag/" + fence.TagSpoke: s.Name,
+				"aws:RequestTag/" + fence.TagOIDC:  s.OIDCIssuer,
 			}}},
-		hubiam.Statement{Sid: "AppRolesManage", Effect: hubiam.Allow, Action: []string{
+		policydoc.Statement{Sid: "AppRolesManage", Effect: policydoc.Allow, Action: []string{
 			"iam:GetRole", "iam:UpdateRole", "iam:DeleteRole", "iam:TagRole", "iam:ListRoleTags",
 			"iam:UpdateAssumeRolePolicy", "iam:PutRolePolicy", "iam:GetRolePolicy", "iam:DeleteRolePolicy",
 			"iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:AttachRolePolicy", "iam:DetachRolePolicy",
 			"iam:ListInstanceProfilesForRole", "iam:PutRolePermissionsBoundary",
 		}, Resource: []string{appRoles},
-			Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + hubiam.TagSpoke: s.Name}}},
+			Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + fence.TagSpoke: s.Name}}},
 	)
 }
 
@@ -287,7 +289,7 @@ func (s Spoke) crossplanePolicy() hubiam.Document {
 // spoke's cluster name" and its unconditioned security-group writes narrowed
 // to the spoke's own groups, so one spoke's controller cannot touch another's
 // load balancers or security groups.
-func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) hubiam.Document {
+func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) policydoc.Document {
 	cluster := ClusterName(hub, spoke)
 	p := hub.Partition
 	eq := func(key string) map[string]any { return map[string]any{key: cluster} }
@@ -300,10 +302,10 @@ func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) hubiam.Document 
 		return out
 	}
 	lbsAndTGs := elb("targetgroup/*/*", "loadbalancer/net/*/*", "loadbalancer/app/*/*")
-	return hubiam.NewDocument(
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"iam:CreateServiceLinkedRole"}, Resource: []string{"*"},
+	return policydoc.NewDocument(
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"iam:CreateServiceLinkedRole"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{
 			"ec2:DescribeAccountAttributes", "ec2:DescribeAddresses", "ec2:DescribeAvailabilityZones",
 			"ec2:DescribeInternetGateways", "ec2:DescribeVpcs", "ec2:DescribeVpcPeeringConnections", "ec2:DescribeSubnets",
 			"ec2:DescribeSecurityGroups", "ec2:DescribeInstances", "ec2:DescribeNetworkInterfaces", "ec2:DescribeTags",
@@ -317,7 +319,7 @@ func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) hubiam.Document 
 			"elasticloadbalancing:DescribeTrustStores", "elasticloadbalancing:DescribeListenerAttributes",
 			"elasticloadbalancing:DescribeCapacityReservation",
 		}, Resource: []string{"*"}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{
 			"cognito-idp:DescribeUserPoolClient", "acm:ListCertificates", "acm:DescribeCertificate",
 			"iam:ListServerCertificates", "iam:GetServerCertificate",
 			"waf-regional:GetWebACL", "waf-regional:GetWebACLForResource", "waf-regional:AssociateWebACL", "waf-regional:DisassociateWebACL",
@@ -327,39 +329,39 @@ func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) hubiam.Document 
 		// upstream: ingress rules on any security group; here on the spoke's
 		// own (its cluster security group, tagged by EKS, and the groups
 		// the controller made).
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress"},
 			Resource:  []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
 			Condition: map[string]map[string]any{"StringEquals": eq("aws:ResourceTag/" + hubiam.TagEKSCluster)}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateSecurityGroup"}, Resource: []string{"*"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:CreateSecurityGroup"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"StringEqualsIfExists": eq(reqTag)}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
 			Condition: map[string]map[string]any{"StringEquals": {"ec2:CreateAction": "CreateSecurityGroup", reqTag: cluster}}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:CreateTags", "ec2:DeleteTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:CreateTags", "ec2:DeleteTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
 			Condition: map[string]map[string]any{"Null": {reqTag: "true"}, "StringEquals": eq(resTag)}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:DeleteSecurityGroup"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:DeleteSecurityGroup"},
 			Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
 			Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(reqTag)}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:CreateListener", "elasticloadbalancing:DeleteListener",
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:CreateListener", "elasticloadbalancing:DeleteListener",
 			"elasticloadbalancing:CreateRule", "elasticloadbalancing:DeleteRule"}, Resource: []string{"*"}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags"},
 			Resource: lbsAndTGs, Condition: map[string]map[string]any{"Null": {reqTag: "true"}, "StringEquals": eq(resTag)}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags"},
 			Resource: elb("listener/net/*/*/*", "listener/app/*/*/*", "listener-rule/net/*/*/*", "listener-rule/app/*/*/*")},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{
 			"elasticloadbalancing:ModifyLoadBalancerAttributes", "elasticloadbalancing:SetIpAddressType",
 			"elasticloadbalancing:SetSecurityGroups", "elasticloadbalancing:SetSubnets", "elasticloadbalancing:DeleteLoadBalancer",
 			"elasticloadbalancing:ModifyTargetGroup", "elasticloadbalancing:ModifyTargetGroupAttributes",
 			"elasticloadbalancing:DeleteTargetGroup", "elasticloadbalancing:ModifyListenerAttributes",
 			"elasticloadbalancing:ModifyCapacityReservation", "elasticloadbalancing:ModifyIpPools",
 		}, Resource: []string{"*"}, Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: lbsAndTGs,
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: lbsAndTGs,
 			Condition: map[string]map[string]any{"StringEquals": {
 				"elasticloadbalancing:CreateAction": []string{"CreateTargetGroup", "CreateLoadBalancer"}, reqTag: cluster}}},
 		// upstream: on every target group; here on the spoke's own
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{"elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets"},
 			Resource: elb("targetgroup/*/*"), Condition: map[string]map[string]any{"StringEquals": eq(resTag)}},
-		hubiam.Statement{Effect: hubiam.Allow, Action: []string{
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{
 			"elasticloadbalancing:SetWebAcl", "elasticloadbalancing:ModifyListener", "elasticloadbalancing:AddListenerCertificates",
 			"elasticloadbalancing:RemoveListenerCertificates", "elasticloadbalancing:ModifyRule", "elasticloadbalancing:SetRulePriorities",
 		}, Resource: []string{"*"}},

@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
 
 func testSpoke() Spoke {
@@ -36,15 +38,15 @@ func TestRolesRoundTripAndCarryTheBoundary(t *testing.T) {
 		if !strings.HasPrefix(r.Name, s.Hub.SpokeRolePrefix()+s.Name+"-") {
 			t.Errorf("%s: name %q outside the spoke's role prefix", r.Key, r.Name)
 		}
-		docs := []hubiam.Document{r.Trust}
+		docs := []policydoc.Document{r.Trust}
 		if r.Inline != nil {
 			docs = append(docs, *r.Inline)
-			for _, e := range hubiam.CheckLeastPrivilege(*r.Inline) {
+			for _, e := range policydoc.CheckLeastPrivilege(*r.Inline) {
 				t.Errorf("%s inline: %v", r.Key, e)
 			}
 		}
 		for _, d := range docs {
-			back, err := hubiam.Parse(d.MustJSON())
+			back, err := policydoc.Parse(d.MustJSON())
 			if err != nil {
 				t.Fatalf("%s: %v", r.Key, err)
 			}
@@ -165,13 +167,13 @@ func TestRolesCarryTheFenceTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range roles {
-		if r.Tags[hubiam.TagSpoke] != s.Name || r.Tags[hubiam.TagCluster] != ClusterName(s.Hub, s.Name) {
+		if r.Tags[fence.TagSpoke] != s.Name || r.Tags[fence.TagCluster] != ClusterName(s.Hub, s.Name) {
 			t.Errorf("%s: tags %v", r.Key, r.Tags)
 		}
-		if _, ok := r.Tags[hubiam.TagOIDC]; ok != r.IRSA || (r.IRSA && r.Tags[hubiam.TagOIDC] != s.OIDCIssuer) {
-			t.Errorf("%s: IRSA=%v, oidc tag %q", r.Key, r.IRSA, r.Tags[hubiam.TagOIDC])
+		if _, ok := r.Tags[fence.TagOIDC]; ok != r.IRSA || (r.IRSA && r.Tags[fence.TagOIDC] != s.OIDCIssuer) {
+			t.Errorf("%s: IRSA=%v, oidc tag %q", r.Key, r.IRSA, r.Tags[fence.TagOIDC])
 		}
-		if strings.Contains(r.Name, hubiam.MintedRoleSeparator) {
+		if strings.Contains(r.Name, fence.MintedRoleSeparator) {
 			t.Errorf("%s: composed role %q uses the minted-role separator", r.Key, r.Name)
 		}
 	}

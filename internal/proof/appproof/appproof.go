@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/appinfra"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 )
@@ -87,9 +88,9 @@ func Expectation(claim *unstructured.Unstructured, vars map[string]string) (appi
 	sa, _, _ := unstructured.NestedString(claim.Object, "spec", "serviceAccountName")
 	return appinfra.Expect{
 		ClaimName: claim.GetName(), Namespace: claim.GetNamespace(), ServiceAccount: sa,
-		SpokeName: vars[appinfra.VarSpokeName], EKSClusterName: vars[appinfra.VarEKSClusterName], AppRolePrefix: vars[appinfra.VarAppRolePrefix],
-		BoundaryARN: vars[appinfra.VarBoundaryARN], OIDCIssuer: vars[appinfra.VarOIDCIssuer],
-		OIDCProvider: vars[appinfra.VarOIDCProviderARN],
+		SpokeName: vars[spokeinfo.SpokeName], EKSClusterName: vars[spokeinfo.EKSClusterName], AppRolePrefix: vars[spokeinfo.AppRolePrefix],
+		BoundaryARN: vars[spokeinfo.BoundaryARN], OIDCIssuer: vars[spokeinfo.OIDCIssuer],
+		OIDCProvider: vars[spokeinfo.OIDCProviderARN],
 	}, nil
 }
 
@@ -145,7 +146,7 @@ func ClusterVars(built []kbuild.Built) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, b := range built {
 		o := b.Object
-		if o.GetAPIVersion() == "v1" && o.GetKind() == "ConfigMap" && o.GetName() == appinfra.SpokeInfoConfigMap && o.GetNamespace() == "flux-system" {
+		if o.GetAPIVersion() == "v1" && o.GetKind() == "ConfigMap" && o.GetName() == spokeinfo.Name && o.GetNamespace() == "flux-system" {
 			// Values that are not strings (a substitution that turned an
 			// account id into a number) still name the variable; the
 			// schema check reports the ConfigMap itself.

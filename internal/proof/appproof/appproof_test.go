@@ -26,13 +26,13 @@ const spoke = "apps-staging"
 func spokeVars(info clusterinfo.Values[string]) map[string]string {
 	issuer := "oidc.eks." + info.Region + ".amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF"
 	return map[string]string{
-		appinfra.VarAccountID: info.AccountID, appinfra.VarPartition: info.Partition, appinfra.VarRegion: info.Region,
-		appinfra.VarEKSClusterName:  info.HubName + "-" + spoke,
-		appinfra.VarSpokeName:       spoke,
-		appinfra.VarAppRolePrefix:   appinfra.AppRolePrefix(info.SpokeRolePrefix, spoke),
-		appinfra.VarBoundaryARN:     info.SpokeBoundaryARN,
-		appinfra.VarOIDCIssuer:      issuer,
-		appinfra.VarOIDCProviderARN: "arn:" + info.Partition + ":iam::" + info.AccountID + ":oidc-provider/" + issuer,
+		spokeinfo.AccountID: info.AccountID, spokeinfo.Partition: info.Partition, spokeinfo.Region: info.Region,
+		spokeinfo.EKSClusterName:  info.HubName + "-" + spoke,
+		spokeinfo.SpokeName:       spoke,
+		spokeinfo.AppRolePrefix:   appinfra.AppRolePrefix(info.SpokeRolePrefix, spoke),
+		spokeinfo.BoundaryARN:     info.SpokeBoundaryARN,
+		spokeinfo.OIDCIssuer:      issuer,
+		spokeinfo.OIDCProviderARN: "arn:" + info.Partition + ":iam::" + info.AccountID + ":oidc-provider/" + issuer,
 	}
 }
 
@@ -65,10 +65,10 @@ func build(t *testing.T, root, path, targetNamespace string, vars map[string]str
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"},
 			// as spoke-tools/app-infra.yaml: quote, then spoke-info
 			PostBuild: &kustomizev1.PostBuild{Substitute: map[string]string{spokeinfo.Quote: spokeinfo.QuoteValue},
-				SubstituteFrom: []kustomizev1.SubstituteReference{{Kind: "ConfigMap", Name: appinfra.SpokeInfoConfigMap}}},
+				SubstituteFrom: []kustomizev1.SubstituteReference{{Kind: "ConfigMap", Name: spokeinfo.Name}}},
 		},
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: appinfra.SpokeInfoConfigMap, Namespace: "flux-system"}, Data: vars}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: spokeinfo.Name, Namespace: "flux-system"}, Data: vars}
 	objs, err := kbuild.Build(context.Background(), root, ks, kbuild.NewVarClient(cm))
 	if err != nil {
 		t.Fatalf("build %s: %v", path, err)

@@ -1,16 +1,16 @@
-// Package hubiam builds the IAM policy documents of the hub: the policies of
-// its IRSA roles (Crossplane's AWS providers, External Secrets, Flux's
-// kustomize-controller and helm-controller) and the permissions boundary
-// that every spoke role must carry. Documents are plain Go values rendered
-// to JSON, so tests read them without AWS and the manifests can be checked
-// against the same names.
-package hubiam
+// Package policydoc is the IAM policy document as plain Go values: a
+// Document of Statements rendered to the JSON IAM reads, parsed back, sized
+// as IAM counts it against its quotas, and checked for wildcards that are
+// never least privilege. The hub's (hubiam) and the spokes' (spokeiam)
+// documents are built from it.
+package policydoc
 
 import (
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Document is an IAM policy document.
@@ -164,4 +164,16 @@ func (d Document) Actions() []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// Size is the length IAM counts: the JSON without white space outside
+// strings (the documents are rendered without any).
+func Size(d Document) int {
+	n := 0
+	for _, r := range d.MustJSON() {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	return n
 }
