@@ -24,7 +24,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // The facts checks hold the manifests to the Go packages that name things
@@ -73,9 +73,6 @@ func TestFacts(t *testing.T) {
 	})
 }
 
-// factEdit replaces old with new in one file (relative to manifests/).
-type factEdit struct{ file, old, new string }
-
 // TestFactsPlanted plants one error per check in a copy of the repository's
 // tree and asserts the check reports it.
 func TestFactsPlanted(t *testing.T) {
@@ -87,53 +84,53 @@ func TestFactsPlanted(t *testing.T) {
 	cases := []struct {
 		name  string
 		check string
-		edits []factEdit
+		edits []plant.Edit
 		want  string
 	}{
 		{"spoke-info key Go does not name", "spoke-info-keys",
-			[]factEdit{{spokeInfo, "  GITOPS_SYSTEM_PATH:", "  SPOKE_EXTRA: ${quote}x${quote}\n  GITOPS_SYSTEM_PATH:"}}, "SPOKE_EXTRA"},
+			[]plant.Edit{{File: spokeInfo, Old: "  GITOPS_SYSTEM_PATH:", New: "  SPOKE_EXTRA: ${quote}x${quote}\n  GITOPS_SYSTEM_PATH:"}}, "SPOKE_EXTRA"},
 		{"spoke-info key missing", "spoke-info-keys",
-			[]factEdit{{spokeInfo, "  SPOKE_VPC_ID: ${quote}${SPOKE_VPC_ID}${quote}\n", ""}}, "SPOKE_VPC_ID"},
+			[]plant.Edit{{File: spokeInfo, Old: "  SPOKE_VPC_ID: ${quote}${SPOKE_VPC_ID}${quote}\n", New: ""}}, "SPOKE_VPC_ID"},
 		{"spoke-info value unquoted", "spoke-info-keys",
-			[]factEdit{{spokeInfo, "ACCOUNT_ID: ${quote}${ACCOUNT_ID}${quote}", `ACCOUNT_ID: "${ACCOUNT_ID}"`}}, "ACCOUNT_ID"},
+			[]plant.Edit{{File: spokeInfo, Old: "ACCOUNT_ID: ${quote}${ACCOUNT_ID}${quote}", New: `ACCOUNT_ID: "${ACCOUNT_ID}"`}}, "ACCOUNT_ID"},
 		{"spoke tool uses an unknown variable", "variables",
-			[]factEdit{{"gitops-system/spoke-tools/crossplane/namespace.yaml", "name: crossplane-system", "name: crossplane-system\n  labels:\n    owner: ${OWNER}"}}, "${OWNER}"},
+			[]plant.Edit{{File: "gitops-system/spoke-tools/crossplane/namespace.yaml", Old: "name: crossplane-system", New: "name: crossplane-system\n  labels:\n    owner: ${OWNER}"}}, "${OWNER}"},
 		{"hub uses a spoke variable", "variables",
-			[]factEdit{{"gitops-system/infrastructure/crossplane/namespace.yaml", "name: crossplane-system", "name: crossplane-system\n  labels:\n    spoke: ${CLUSTER_NAME}"}}, "${CLUSTER_NAME}"},
+			[]plant.Edit{{File: "gitops-system/infrastructure/crossplane/namespace.yaml", Old: "name: crossplane-system", New: "name: crossplane-system\n  labels:\n    spoke: ${CLUSTER_NAME}"}}, "${CLUSTER_NAME}"},
 		{"app uses a hub-only variable", "variables",
-			[]factEdit{{"apps/payment-app/base/deployment.yaml", "value: ${SPOKE_REGION}", "value: ${FLUX_ROLE_ARN}"}}, "${FLUX_ROLE_ARN}"},
+			[]plant.Edit{{File: "apps/payment-app/base/deployment.yaml", Old: "value: ${SPOKE_REGION}", New: "value: ${FLUX_ROLE_ARN}"}}, "${FLUX_ROLE_ARN}"},
 		{"XRD allows a version Go does not", "kubernetes-versions",
-			[]factEdit{{definition, `enum: ["1.34", "1.35", "1.36"]`, `enum: ["1.33", "1.34", "1.35", "1.36"]`}}, "1.33"},
+			[]plant.Edit{{File: definition, Old: `enum: ["1.34", "1.35", "1.36"]`, New: `enum: ["1.33", "1.34", "1.35", "1.36"]`}}, "1.33"},
 		{"XRD default differs", "kubernetes-versions",
-			[]factEdit{{definition, `default: "1.35"`, `default: "1.34"`}}, "default"},
+			[]plant.Edit{{File: definition, Old: `default: "1.35"`, New: `default: "1.34"`}}, "default"},
 		{"ESO chart behind the release", "chart-versions",
-			[]factEdit{{"gitops-system/spoke-bootstrap/external-secrets/release.yaml", `version: "1.3.2"`, `version: "1.3.1"`}}, "1.3.1"},
+			[]plant.Edit{{File: "gitops-system/spoke-bootstrap/external-secrets/release.yaml", Old: `version: "1.3.2"`, New: `version: "1.3.1"`}}, "1.3.1"},
 		{"image override on a chart that runs its own", "chart-versions",
-			[]factEdit{{"gitops-system/infrastructure/crossplane/release.yaml", "  values:\n", "  values:\n    image:\n      tag: v2.2.0\n"}}, "image"},
+			[]plant.Edit{{File: "gitops-system/infrastructure/crossplane/release.yaml", Old: "  values:\n", New: "  values:\n    image:\n      tag: v2.2.0\n"}}, "image"},
 		{"LBC chart not in versions", "chart-versions",
-			[]factEdit{{"gitops-system/spoke-tools/aws-load-balancer-controller/release.yaml", `version: "1.14.0"`, `version: "1.13.4"`}}, "1.13.4"},
+			[]plant.Edit{{File: "gitops-system/spoke-tools/aws-load-balancer-controller/release.yaml", Old: `version: "1.14.0"`, New: `version: "1.13.4"`}}, "1.13.4"},
 		{"Sealed Secrets image differs", "chart-versions",
-			[]factEdit{{"gitops-system/spoke-bootstrap/sealed-secrets/release.yaml", "tag: 0.36.6", "tag: 0.36.5"}}, "0.36.5"},
+			[]plant.Edit{{File: "gitops-system/spoke-bootstrap/sealed-secrets/release.yaml", Old: "tag: 0.36.6", New: "tag: 0.36.5"}}, "0.36.5"},
 		{"flux-operator tag hard-coded", "chart-versions",
-			[]factEdit{{"gitops-system/infrastructure/sources/flux-operator.yaml", "tag: ${quote}${FLUX_OPERATOR_VERSION}${quote}", "tag: 0.58.0"}}, "FLUX_OPERATOR_VERSION"},
+			[]plant.Edit{{File: "gitops-system/infrastructure/sources/flux-operator.yaml", Old: "tag: ${quote}${FLUX_OPERATOR_VERSION}${quote}", New: "tag: 0.58.0"}}, "FLUX_OPERATOR_VERSION"},
 		{"provider tag differs", "package-versions",
-			[]factEdit{{"gitops-system/spoke-tools/crossplane-packages/providers.yaml", "provider-aws-sqs:v2.5.0", "provider-aws-sqs:v2.4.0"}}, "v2.4.0"},
+			[]plant.Edit{{File: "gitops-system/spoke-tools/crossplane-packages/providers.yaml", Old: "provider-aws-sqs:v2.5.0", New: "provider-aws-sqs:v2.4.0"}}, "v2.4.0"},
 		{"function tag differs", "package-versions",
-			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-auto-ready:v0.6.0", "function-auto-ready:v0.5.0"}}, "v0.5.0"},
+			[]plant.Edit{{File: "gitops-system/infrastructure/crossplane-packages/functions.yaml", Old: "function-auto-ready:v0.6.0", New: "function-auto-ready:v0.5.0"}}, "v0.5.0"},
 		{"function input reads another variable", "function-input",
-			[]factEdit{{wcComposition, "hubName: ${quote}${HUB_CLUSTER_NAME}${quote}", "hubName: ${quote}${HUB_VPC_CIDR}${quote}"}}, "HUB_VPC_CIDR"},
+			[]plant.Edit{{File: wcComposition, Old: "hubName: ${quote}${HUB_CLUSTER_NAME}${quote}", New: "hubName: ${quote}${HUB_VPC_CIDR}${quote}"}}, "HUB_VPC_CIDR"},
 		{"function input field missing", "function-input",
-			[]factEdit{{wcComposition, "        gitopsSystemPath: ${quote}${GITOPS_SYSTEM_PATH}${quote}\n", ""}}, "gitopsSystemPath"},
+			[]plant.Edit{{File: wcComposition, Old: "        gitopsSystemPath: ${quote}${GITOPS_SYSTEM_PATH}${quote}\n", New: ""}}, "gitopsSystemPath"},
 		{"function input string unquoted", "function-input",
-			[]factEdit{{wcComposition, "accountId: ${quote}${ACCOUNT_ID}${quote}", "accountId: ${ACCOUNT_ID}"}}, "accountId"},
+			[]plant.Edit{{File: wcComposition, Old: "accountId: ${quote}${ACCOUNT_ID}${quote}", New: "accountId: ${ACCOUNT_ID}"}}, "accountId"},
 		{"a second step after the function", "function-input",
-			[]factEdit{{wcComposition, "    - step: workload-cluster\n", "    - step: auto-ready\n      functionRef:\n        name: function-auto-ready\n    - step: workload-cluster\n"}}, "one step"},
+			[]plant.Edit{{File: wcComposition, Old: "    - step: workload-cluster\n", New: "    - step: auto-ready\n      functionRef:\n        name: function-auto-ready\n    - step: workload-cluster\n"}}, "one step"},
 		{"managementPolicies back in the tree", "function-input",
-			[]factEdit{{"gitops-system/spoke-tools/crossplane-packages/providers.yaml", "spec:\n", "spec:\n  managementPolicies: []\n"}}, "managementPolicies"},
+			[]plant.Edit{{File: "gitops-system/spoke-tools/crossplane-packages/providers.yaml", Old: "spec:\n", New: "spec:\n  managementPolicies: []\n"}}, "managementPolicies"},
 		{"own function tag differs from Go", "package-versions",
-			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "function-workload-cluster:" + versions.WorkloadClusterFunction, "function-workload-cluster:v0.0.9"}}, "v0.0.9"},
+			[]plant.Edit{{File: "gitops-system/infrastructure/crossplane-packages/functions.yaml", Old: "function-workload-cluster:" + versions.WorkloadClusterFunction, New: "function-workload-cluster:v0.0.9"}}, "v0.0.9"},
 		{"own function registry hard-coded", "package-versions",
-			[]factEdit{{"gitops-system/infrastructure/crossplane-packages/functions.yaml", "${FUNCTION_REGISTRY}/function-workload-cluster", "ghcr.io/gitops-fleet/eks-fleet/function-workload-cluster"}}, clusterinfo.FunctionRegistry},
+			[]plant.Edit{{File: "gitops-system/infrastructure/crossplane-packages/functions.yaml", Old: "${FUNCTION_REGISTRY}/function-workload-cluster", New: "ghcr.io/gitops-fleet/eks-fleet/function-workload-cluster"}}, clusterinfo.FunctionRegistry},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -141,7 +138,7 @@ func TestFactsPlanted(t *testing.T) {
 			if i < 0 {
 				t.Fatalf("no facts check %q", c.check)
 			}
-			tree := mutateRepo(t, c.edits...)
+			tree := plant.Repo(t, c.edits...)
 			problems := factChecks[i].run(t, tree)
 			found := false
 			for _, p := range problems {
@@ -248,31 +245,6 @@ func checkFunctionInput(t *testing.T, tree string) []string {
 		t.Fatal(err)
 	}
 	return problems
-}
-
-// mutateRepo copies the repository's manifests/ to a temporary directory
-// and applies the edits; it returns the copy's manifests/ path.
-func mutateRepo(t *testing.T, edits ...factEdit) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := kbuild.CopySource("../manifests", dir); err != nil {
-		t.Fatal(err)
-	}
-	tree := filepath.Join(dir, "manifests")
-	for _, e := range edits {
-		p := filepath.Join(tree, filepath.FromSlash(e.file))
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(b), e.old) {
-			t.Fatalf("planting: %s does not contain %q", e.file, e.old)
-		}
-		if err := os.WriteFile(p, []byte(strings.Replace(string(b), e.old, e.new, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return tree
 }
 
 // factDoc is one document of a YAML file of the tree.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
@@ -247,7 +248,7 @@ func TestFluxTimingPlanted(t *testing.T) {
 		})
 	}
 	// A step without a timeout is an error, not a silent 0.
-	dir := mutateRepo(t, factEdit{"gitops-system/clusters/mgmt/workload-clusters.yaml", "\n  timeout: 90m\n", "\n"})
+	dir := plant.Repo(t, plant.Edit{File: "gitops-system/clusters/mgmt/workload-clusters.yaml", Old: "\n  timeout: 90m\n", New: "\n"})
 	if _, err := readFluxTree(dir); err == nil || !strings.Contains(err.Error(), "spec.timeout") {
 		t.Fatalf("workload-clusters without a timeout: err %v, want a spec.timeout error", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // compatFields are the forProvider fields that reach AWS (names, CIDRs,
@@ -187,7 +188,7 @@ func legacyTree(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree := mutateRepo(t)
+	tree := plant.Repo(t)
 	if err := os.WriteFile(filepath.Join(tree, "gitops-system", "platform-apis", "workload-cluster", "composition.yaml"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
@@ -45,22 +46,21 @@ func TestSpokeAdmitsHubEgress(t *testing.T) {
 	other.HubEgressCIDRs = clusterinfo.FormatCIDRs([]string{"192.0.2.77/32"})
 	cases := []struct {
 		name  string
-		edits []factEdit
+		edits []plant.Edit
 		// rendered is the hub the spoke is rendered for (default info).
 		rendered *clusterinfo.Values[string]
 		// want is a problem the check must report; "" means none at all.
 		want string
 	}{
 		{"repository tree", nil, nil, ""},
-		{"hub egress not in the function input", []factEdit{{egressComposition,
-			"        hubEgressCidrs: ${HUB_EGRESS_CIDRS}\n", "        hubEgressCidrs: []\n"}}, nil, "hubEgressCidrs"},
+		{"hub egress not in the function input", []plant.Edit{{File: egressComposition, Old: "        hubEgressCidrs: ${HUB_EGRESS_CIDRS}\n", New: "        hubEgressCidrs: []\n"}}, nil, "hubEgressCidrs"},
 		{"spoke rendered for another hub's egress", nil, &other, hubCIDRs[0]},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tree := "../manifests"
 			if len(c.edits) > 0 {
-				tree = mutateRepo(t, c.edits...)
+				tree = plant.Repo(t, c.edits...)
 			}
 			rendered := info
 			if c.rendered != nil {

@@ -2,8 +2,6 @@ package test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,12 +12,13 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 const fixture = "testdata/mini/manifests"
 
-// edit replaces old with new in one file of the tree copy (or, with old
-// empty, writes new as the file).
+// edit replaces old with new in one file of the fixture's gitops-system/
+// (or, with old empty, writes new as the file).
 type edit struct {
 	file, old, new string
 }
@@ -28,34 +27,11 @@ type edit struct {
 // edits; it returns the copy's manifests/ path.
 func mutate(t *testing.T, edits ...edit) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := kbuild.CopySource(fixture, dir); err != nil {
-		t.Fatal(err)
+	planted := make([]plant.Edit, len(edits))
+	for i, e := range edits {
+		planted[i] = plant.Edit{File: "gitops-system/" + e.file, Old: e.old, New: e.new}
 	}
-	tree := filepath.Join(dir, "manifests")
-	for _, e := range edits {
-		p := filepath.Join(tree, "gitops-system", filepath.FromSlash(e.file))
-		if e.old == "" {
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(e.new), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(b), e.old) {
-			t.Fatalf("planting: %s does not contain %q", e.file, e.old)
-		}
-		if err := os.WriteFile(p, []byte(strings.Replace(string(b), e.old, e.new, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return tree
+	return plant.Copy(t, fixture, planted...)
 }
 
 // TestPlantedErrors plants one error per check in a copy of the fixture

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // plantedTree is a copy of the repository's tree with edits; want are the
@@ -14,7 +15,7 @@ import (
 // pass).
 type plantedTree struct {
 	name  string
-	edits []factEdit
+	edits []plant.Edit
 	want  []string
 }
 
@@ -26,7 +27,7 @@ func validatePlanted(t *testing.T, trees []plantedTree) {
 		t.Run(tt.name, func(t *testing.T) {
 			tree := "../manifests"
 			if tt.edits != nil {
-				tree = mutateRepo(t, tt.edits...)
+				tree = plant.Repo(t, tt.edits...)
 			}
 			var out, errOut bytes.Buffer
 			code := fleetcmd.Run(context.Background(), []string{"validate", tree}, &out, &errOut)

@@ -3,14 +3,13 @@ package test
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
-	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/benchtree"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 const xrdFile = "gitops-system/platform-apis/workload-cluster/definition.yaml"
@@ -40,12 +39,12 @@ func TestRequests(t *testing.T) {
 	appAdd := func(path string) []string {
 		return []string{"app", "add", "payment-app", "--cluster", benchtree.Name(1), "--repo", "self", "--path", path, "--team", "payments", "--dry-run"}
 	}
-	label := func(claim string) plant {
-		return plant{"gitops-system/workload-clusters/" + claim + ".yaml", "  namespace: workload-clusters\n", "  namespace: workload-clusters\n  labels:\n    team: ${NOT_SET_ANYWHERE}\n"}
+	label := func(claim string) plant.Edit {
+		return plant.Edit{File: "gitops-system/workload-clusters/" + claim + ".yaml", Old: "  namespace: workload-clusters\n", New: "  namespace: workload-clusters\n  labels:\n    team: ${NOT_SET_ANYWHERE}\n"}
 	}
 	tests := []struct {
 		name    string
-		plants  []plant
+		plants  []plant.Edit
 		args    []string
 		code    int
 		want    []string // in stdout or stderr
@@ -53,20 +52,18 @@ func TestRequests(t *testing.T) {
 	}{
 		{name: "add", args: add(), want: []string{"dry run: would write", "bench-new.yaml"}},
 		{name: "add: the new claim breaks an XRD rule",
-			plants: []plant{{xrdFile, "message: natMode may only change from single to per-az",
-				"message: natMode may only change from single to per-az\n                    - rule: self != 'per-az'\n                      message: planted per-az rule"}},
-			args: add("--nat", "per-az"), code: 1, want: []string{"planted per-az rule", "WorkloadCluster workload-clusters/bench-new", "nothing written"}},
+			plants: []plant.Edit{{File: xrdFile, Old: "message: natMode may only change from single to per-az", New: "message: natMode may only change from single to per-az\n                    - rule: self != 'per-az'\n                      message: planted per-az rule"}},
+			args:   add("--nat", "per-az"), code: 1, want: []string{"planted per-az rule", "WorkloadCluster workload-clusters/bench-new", "nothing written"}},
 		{name: "upgrade", args: upgrade(benchtree.Name(1)), want: []string{"would go from 1.35 to 1.36"}},
 		{name: "upgrade: the claim breaks an XRD rule",
-			plants: []plant{{xrdFile, "message: kubernetesVersion may only move up one minor version at a time",
-				"message: kubernetesVersion may only move up one minor version at a time\n                    - rule: self != '1.36'\n                      message: planted version rule"}},
-			args: upgrade(benchtree.Name(1)), code: 1, want: []string{"planted version rule", "nothing written"}},
-		{name: "upgrade: the claim's post-build substitution fails", plants: []plant{label(benchtree.Name(1))},
+			plants: []plant.Edit{{File: xrdFile, Old: "message: kubernetesVersion may only move up one minor version at a time", New: "message: kubernetesVersion may only move up one minor version at a time\n                    - rule: self != '1.36'\n                      message: planted version rule"}},
+			args:   upgrade(benchtree.Name(1)), code: 1, want: []string{"planted version rule", "nothing written"}},
+		{name: "upgrade: the claim's post-build substitution fails", plants: []plant.Edit{label(benchtree.Name(1))},
 			args: upgrade(benchtree.Name(1)), code: 1, want: []string{"NOT_SET_ANYWHERE", "Kustomization flux-system/workload-clusters", "nothing written"}},
-		{name: "upgrade: another claim's substitution fails (fleet validate's finding, not this request's)", plants: []plant{label(benchtree.Name(2))},
+		{name: "upgrade: another claim's substitution fails (fleet validate's finding, not this request's)", plants: []plant.Edit{label(benchtree.Name(2))},
 			args: upgrade(benchtree.Name(1)), want: []string{"would go from 1.35 to 1.36"}},
 		{name: "add: a claims listing with replacements from another claim builds whole",
-			plants: []plant{{"gitops-system/workload-clusters/kustomization.yaml", "resources:\n", "replacements:\n" +
+			plants: []plant.Edit{{File: "gitops-system/workload-clusters/kustomization.yaml", Old: "resources:\n", New: "replacements:\n" +
 				"  - source: {kind: WorkloadCluster, name: " + benchtree.Name(2) + ", fieldPath: spec.region}\n" +
 				"    targets:\n      - select: {kind: WorkloadCluster, name: bench-new}\n" +
 				"        fieldPaths: [metadata.labels.copied-region]\n        options: {create: true}\nresources:\n"}},
@@ -79,13 +76,7 @@ func TestRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tree := filepath.Join(t.TempDir(), "manifests")
-			if err := treeedit.CopyTree(base, tree); err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range tt.plants {
-				p.apply(t, tree)
-			}
+			tree := plant.Copy(t, base, tt.plants...)
 			var out, errb bytes.Buffer
 			code := fleetcmd.Run(context.Background(), append(tt.args, "--tree", tree), &out, &errb)
 			all := out.String() + errb.String()
@@ -103,23 +94,5 @@ func TestRequests(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// plant replaces old with new once in a file of the tree.
-type plant struct{ file, old, new string }
-
-func (p plant) apply(t *testing.T, tree string) {
-	t.Helper()
-	f := filepath.Join(tree, filepath.FromSlash(p.file))
-	b, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), p.old) {
-		t.Fatalf("planting: %s does not contain %q", p.file, p.old)
-	}
-	if err := os.WriteFile(f, []byte(strings.Replace(string(b), p.old, p.new, 1)), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

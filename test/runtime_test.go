@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // checkRuntime reports the runtime properties of issue 12 that a tree must
@@ -91,19 +93,19 @@ func TestRuntimeBehaviour(t *testing.T) {
 func TestRuntimeBehaviourPlanted(t *testing.T) {
 	cases := []struct {
 		name string
-		edit factEdit
+		edit plant.Edit
 		want string
 	}{
-		{"finite retries", factEdit{"gitops-system/spoke-tools/crossplane/release.yaml", "retries: -1", "retries: 3"}, "remediation.retries"},
-		{"eso uninstall waits", factEdit{"gitops-system/spoke-bootstrap/external-secrets/release.yaml", "disableWait: true", "disableWait: false"}, "disableWait"},
-		{"crossplane races lbc", factEdit{"gitops-system/spoke-tools/crossplane.yaml", "- name: aws-load-balancer-controller", "- name: sources"}, "dependsOn aws-load-balancer-controller"},
-		{"team identity pruned with the apps", factEdit{"gitops-workloads/teams/payments/serviceaccount.yaml", "prune: disabled", "prune: enabled"}, "ServiceAccount needs annotation"},
-		{"team namespace pruned with the apps", factEdit{"gitops-workloads/teams/payments/namespace.yaml", "prune: disabled", "prune: enabled"}, "Namespace needs annotation"},
-		{"no claim health check", factEdit{"gitops-workloads/clusters/apps-staging/payment-app.yaml", "kind: AppInfrastructure", "kind: Other"}, "healthCheckExprs"},
+		{"finite retries", plant.Edit{File: "gitops-system/spoke-tools/crossplane/release.yaml", Old: "retries: -1", New: "retries: 3"}, "remediation.retries"},
+		{"eso uninstall waits", plant.Edit{File: "gitops-system/spoke-bootstrap/external-secrets/release.yaml", Old: "disableWait: true", New: "disableWait: false"}, "disableWait"},
+		{"crossplane races lbc", plant.Edit{File: "gitops-system/spoke-tools/crossplane.yaml", Old: "- name: aws-load-balancer-controller", New: "- name: sources"}, "dependsOn aws-load-balancer-controller"},
+		{"team identity pruned with the apps", plant.Edit{File: "gitops-workloads/teams/payments/serviceaccount.yaml", Old: "prune: disabled", New: "prune: enabled"}, "ServiceAccount needs annotation"},
+		{"team namespace pruned with the apps", plant.Edit{File: "gitops-workloads/teams/payments/namespace.yaml", Old: "prune: disabled", New: "prune: enabled"}, "Namespace needs annotation"},
+		{"no claim health check", plant.Edit{File: "gitops-workloads/clusters/apps-staging/payment-app.yaml", Old: "kind: AppInfrastructure", New: "kind: Other"}, "healthCheckExprs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			errs := checkRuntime(t, mutateRepo(t, c.edit))
+			errs := checkRuntime(t, plant.Repo(t, c.edit))
 			if !strings.Contains(strings.Join(errs, "\n"), c.want) {
 				t.Fatalf("planted %q not caught; got %v", c.name, errs)
 			}

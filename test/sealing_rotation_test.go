@@ -16,6 +16,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
@@ -82,20 +83,20 @@ func TestSealingKeyRotation(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		edits   []factEdit
+		edits   []plant.Edit
 		wantErr string
 	}{
 		{"committed tree", nil, ""},
-		{"fixed Secret names (review M1)", []factEdit{
-			{sealingKeyFiles[0], "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", "name: sealing-key-active\n    creationPolicy"},
-			{sealingKeyFiles[1], "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", "name: sealing-key-active\n    creationPolicy"},
+		{"fixed Secret names (review M1)", []plant.Edit{
+			{File: sealingKeyFiles[0], Old: "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", New: "name: sealing-key-active\n    creationPolicy"},
+			{File: sealingKeyFiles[1], Old: "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", New: "name: sealing-key-active\n    creationPolicy"},
 		}, "no key could decrypt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tree := "../manifests"
 			if tt.edits != nil {
-				tree = mutateRepo(t, tt.edits...)
+				tree = plant.Repo(t, tt.edits...)
 			}
 			before, after := stacks.Defaults(), stacks.Defaults()
 			after.Sealing.KeyIDs = []string{"key-1", "key-2"}

@@ -2,6 +2,8 @@ package test
 
 import (
 	"testing"
+
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // TestSecretStoresServeOnlyTheirNamespaces runs `fleet validate` on the
@@ -18,13 +20,13 @@ func TestSecretStoresServeOnlyTheirNamespaces(t *testing.T) {
 	)
 	tests := []plantedTree{
 		{"committed tree", nil, nil},
-		{"hub store without conditions", []factEdit{{hub, cond, ""}},
+		{"hub store without conditions", []plant.Edit{{File: hub, Old: cond, New: ""}},
 			[]string{"[secret-store]", hub, "serves every namespace"}},
-		{"spoke store open to a team's namespace", []factEdit{{spoke, "        - sealed-secrets\n", "        - sealed-secrets\n        - payments\n"}},
+		{"spoke store open to a team's namespace", []plant.Edit{{File: spoke, Old: "        - sealed-secrets\n", New: "        - sealed-secrets\n        - payments\n"}},
 			[]string{"[secret-store]", "on flux-system/apps-staging-kubeconfig", "serves namespace payments"}},
-		{"spoke store open to every namespace by regex", []factEdit{{spoke, "    - namespaces:\n        - sealed-secrets\n", "    - namespaceRegexes: ['.*']\n"}},
+		{"spoke store open to every namespace by regex", []plant.Edit{{File: spoke, Old: "    - namespaces:\n        - sealed-secrets\n", New: "    - namespaceRegexes: ['.*']\n"}},
 			[]string{"serves namespace tenant-probe"}},
-		{"hub store that refuses the sealing keys' namespace", []factEdit{{hub, "        - sealed-secrets\n", "        - sealing\n"}},
+		{"hub store that refuses the sealing keys' namespace", []plant.Edit{{File: hub, Old: "        - sealed-secrets\n", New: "        - sealing\n"}},
 			[]string{"does not serve namespace sealed-secrets"}},
 	}
 	validatePlanted(t, tests)

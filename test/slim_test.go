@@ -8,6 +8,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // TestSlimSameFindings: once a claim's own checks ran on its render, the
@@ -20,9 +21,9 @@ import (
 // own checks and the fleet-wide ones on the roles kept.
 func TestSlimSameFindings(t *testing.T) {
 	const composition = "gitops-system/platform-apis/workload-cluster/composition.yaml"
-	tree := mutateRepo(t,
-		factEdit{composition, "hubName: ${quote}${HUB_CLUSTER_NAME}${quote}", "hubName: otherhub"},
-		factEdit{composition, "spokeBoundaryArn: ${quote}${SPOKE_PERMISSIONS_BOUNDARY_ARN}${quote}", "spokeBoundaryArn: arn:aws:iam::111122223333:policy/otherhub-spoke-boundary"},
+	tree := plant.Repo(t,
+		plant.Edit{File: composition, Old: "hubName: ${quote}${HUB_CLUSTER_NAME}${quote}", New: "hubName: otherhub"},
+		plant.Edit{File: composition, Old: "spokeBoundaryArn: ${quote}${SPOKE_PERMISSIONS_BOUNDARY_ARN}${quote}", New: "spokeBoundaryArn: arn:aws:iam::111122223333:policy/otherhub-spoke-boundary"},
 	)
 	var objects [2]int
 	var notes [2][]string

@@ -17,6 +17,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // Teardown is a chain of waits, each Flux Kustomization with
@@ -157,18 +158,18 @@ func renderExampleClaim(tree string) ([]*unstructured.Unstructured, error) {
 func TestTeardownTimeoutsPlanted(t *testing.T) {
 	cases := []struct {
 		name  string
-		edits []factEdit
+		edits []plant.Edit
 		want  string
 	}{
-		{"spoke workloads gives up before the app", []factEdit{{"gitops-system/spoke-bootstrap/workloads/workloads.yaml", "timeout: 20m", "timeout: 10m"}}, "workloads (spoke)"},
-		{"hub gives up before its spokes", []factEdit{{"gitops-system/clusters/mgmt/workload-clusters.yaml", "timeout: 90m", "timeout: 20m"}}, "workload-clusters (hub)"},
-		{"root outlived by workload-clusters", []factEdit{{"gitops-system/clusters/mgmt/workload-clusters.yaml", "timeout: 90m", "timeout: 3h"}}, "root Kustomization"},
-		{"composed workloads gives up before the spoke's", []factEdit{{"gitops-system/spoke-bootstrap/workloads/workloads.yaml", "timeout: 20m", "timeout: 25m"}}, "<spoke>-workloads (hub, composed)"},
-		{"app teardown not waited for", []factEdit{{"gitops-workloads/clusters/apps-staging/payment-app.yaml", "deletionPolicy: WaitForTermination", "deletionPolicy: Delete"}}, "WaitForTermination"},
+		{"spoke workloads gives up before the app", []plant.Edit{{File: "gitops-system/spoke-bootstrap/workloads/workloads.yaml", Old: "timeout: 20m", New: "timeout: 10m"}}, "workloads (spoke)"},
+		{"hub gives up before its spokes", []plant.Edit{{File: "gitops-system/clusters/mgmt/workload-clusters.yaml", Old: "timeout: 90m", New: "timeout: 20m"}}, "workload-clusters (hub)"},
+		{"root outlived by workload-clusters", []plant.Edit{{File: "gitops-system/clusters/mgmt/workload-clusters.yaml", Old: "timeout: 90m", New: "timeout: 3h"}}, "root Kustomization"},
+		{"composed workloads gives up before the spoke's", []plant.Edit{{File: "gitops-system/spoke-bootstrap/workloads/workloads.yaml", Old: "timeout: 20m", New: "timeout: 25m"}}, "<spoke>-workloads (hub, composed)"},
+		{"app teardown not waited for", []plant.Edit{{File: "gitops-workloads/clusters/apps-staging/payment-app.yaml", Old: "deletionPolicy: WaitForTermination", New: "deletionPolicy: Delete"}}, "WaitForTermination"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			problems := checkTeardownTimeouts(t, mutateRepo(t, c.edits...))
+			problems := checkTeardownTimeouts(t, plant.Repo(t, c.edits...))
 			found := false
 			for _, p := range problems {
 				found = found || regexp.MustCompile(regexp.QuoteMeta(c.want)).MatchString(p)

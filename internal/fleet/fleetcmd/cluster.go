@@ -360,8 +360,8 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, claims []fleet
 		// fleet-wide invariants are the policy findings above over every
 		// claim, so the cost does not grow with the fleet's spokes.
 		scope := []string{name}
-		req := request{root: t.Root, change: ch, prune: requestPrune(t, claims, ch, scope)}
-		rep, err := a.deps.Prover.Prove(withRequest(fleetvalidate.WithClaims(WithQuickProof(ctx), scope), req), t.Root, vinfo)
+		rep, err := a.deps.Prover.Prove(ctx, fleetvalidate.ProofRequest{Tree: t.Root, Info: vinfo, Scoped: true, Claims: scope, Quick: true,
+			Change: ch, Prune: requestPrune(t, claims, ch, scope)})
 		if err != nil {
 			return fmt.Errorf("offline proof of the changed tree: %w", err)
 		}
@@ -376,8 +376,8 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, claims []fleet
 			}
 			// One existing spoke stands for all of them.
 			scope := names[:min(1, len(names))]
-			req := request{root: t.Root, prune: requestPrune(t, claims, nil, scope)}
-			base, err := a.deps.Prover.Prove(withRequest(fleetvalidate.WithClaims(WithQuickProof(ctx), scope), req), t.Root, vinfo)
+			base, err := a.deps.Prover.Prove(ctx, fleetvalidate.ProofRequest{Tree: t.Root, Info: vinfo, Scoped: true, Claims: scope, Quick: true,
+				Prune: requestPrune(t, claims, nil, scope)})
 			if err != nil {
 				return fmt.Errorf("offline proof of the tree: %w", err)
 			}
@@ -436,7 +436,7 @@ func requestPrune(t *fleettree.Tree, claims []fleettree.ClaimFile, ch *treeedit.
 			inScope[c.Rel] = true
 		}
 	}
-	var out []string
+	out := []string{} // never nil: a request's proof is always scoped
 	for _, c := range claims {
 		if !inScope[c.Rel] && !touched(c.Rel) && !slices.Contains(out, c.Rel) {
 			inScope[c.Rel] = true // listed once
@@ -682,8 +682,8 @@ func (a *app) clusterRemove(ctx context.Context, name string, dryRun bool) error
 	// claim builds (requestPrune leaves the others out).
 	var deleted []string
 	if a.deps.Renderer != nil {
-		req := request{root: t.Root, prune: requestPrune(t, claims, nil, []string{name})}
-		objs, err := a.deps.Renderer.RenderClaim(withRequest(ctx, req), t.Root, t.Path(c.Rel), info)
+		objs, err := a.deps.Renderer.RenderClaim(ctx, RenderRequest{Tree: t.Root, ClaimPath: t.Path(c.Rel), Info: info,
+			Prune: requestPrune(t, claims, nil, []string{name})})
 		if err != nil {
 			return fmt.Errorf("rendering %s to list its resources: %w", c.Rel, err)
 		}

@@ -23,7 +23,6 @@ import (
 	"golang.org/x/crypto/ssh"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetvalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
@@ -165,13 +164,14 @@ type fakeProver struct {
 	calls    int
 }
 
-func (p *fakeProver) Prove(ctx context.Context, tree string, _ clusterinfo.Values[string]) (*fleetvalidate.ProofReport, error) {
+func (p *fakeProver) Prove(_ context.Context, req fleetvalidate.ProofRequest) (*fleetvalidate.ProofReport, error) {
 	p.calls++
 	var fs []fleetvalidate.Finding
 	if p.findings != nil {
-		// A request's change is pending (withRequest): show it applied.
-		if req, ok := ctx.Value(requestKey{}).(request); ok && req.change != nil {
-			dir, cleanup, err := req.change.Stage(tree)
+		tree := req.Tree
+		// A request's change is pending: show it applied.
+		if req.Change != nil {
+			dir, cleanup, err := req.Change.Stage(tree)
 			if err != nil {
 				return nil, err
 			}
@@ -186,9 +186,10 @@ func (p *fakeProver) Prove(ctx context.Context, tree string, _ clusterinfo.Value
 // fakeRenderer renders a claim into a VPC and an EKS cluster named after it.
 type fakeRenderer struct{ calls int }
 
-func (r *fakeRenderer) RenderClaim(_ context.Context, _, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
+func (r *fakeRenderer) RenderClaim(_ context.Context, req RenderRequest) ([]*unstructured.Unstructured, error) {
 	r.calls++
-	name := strings.TrimSuffix(filepath.Base(claimPath), ".yaml")
+	info := req.Info
+	name := strings.TrimSuffix(filepath.Base(req.ClaimPath), ".yaml")
 	mk := func(apiVersion, kind, n string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion(apiVersion)

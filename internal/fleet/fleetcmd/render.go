@@ -63,7 +63,7 @@ Kustomization applies it onto the spoke through its kubeConfig.`,
 			if err != nil {
 				return err
 			}
-			objs, err := a.deps.Renderer.RenderClaim(cmd.Context(), t.Root, t.Path(c.Rel), info)
+			objs, err := a.deps.Renderer.RenderClaim(cmd.Context(), RenderRequest{Tree: t.Root, ClaimPath: t.Path(c.Rel), Info: info})
 			if err != nil {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("rendering %s: %w", c.Rel, err)}
 			}

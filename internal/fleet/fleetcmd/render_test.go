@@ -6,14 +6,12 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
 
 // bootstrapRenderer composes a VPC and the given Kustomizations.
 type bootstrapRenderer struct{ kss []map[string]any }
 
-func (r bootstrapRenderer) RenderClaim(context.Context, string, string, clusterinfo.Values[string]) ([]*unstructured.Unstructured, error) {
+func (r bootstrapRenderer) RenderClaim(context.Context, RenderRequest) ([]*unstructured.Unstructured, error) {
 	vpc := &unstructured.Unstructured{}
 	vpc.SetAPIVersion("ec2.aws.upbound.io/v1beta1")
 	vpc.SetKind("VPC")

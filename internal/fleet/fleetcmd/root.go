@@ -72,7 +72,17 @@ func ExitCode(err error) int {
 // Renderer renders one claim into everything the hub creates for it
 // (internal/proof/xrender.RenderClaim).
 type Renderer interface {
-	RenderClaim(ctx context.Context, tree, claimPath string, info clusterinfo.Values[string]) ([]*unstructured.Unstructured, error)
+	RenderClaim(ctx context.Context, req RenderRequest) ([]*unstructured.Unstructured, error)
+}
+
+// RenderRequest is one claim to render: the claim file at ClaimPath of the
+// tree at Tree, with the hub's cluster-info Info. Prune, when set, leaves
+// those paths of the tree out of the build (a request's scope: the other
+// clusters' claims and workloads).
+type RenderRequest struct {
+	Tree, ClaimPath string
+	Info            clusterinfo.Values[string]
+	Prune           []string
 }
 
 // StackValidator validates a Pulumi stack config file offline, the way the

@@ -20,6 +20,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
 )
 
 // Finding is one failed check, from the proof or the policy.
@@ -41,7 +42,30 @@ type ProofReport struct {
 
 // Prover runs the offline proof of a tree (internal/proof.Run).
 type Prover interface {
-	Prove(ctx context.Context, tree string, info clusterinfo.Values[string]) (*ProofReport, error)
+	Prove(ctx context.Context, req ProofRequest) (*ProofReport, error)
+}
+
+// ProofRequest is one proof a Prover runs.
+type ProofRequest struct {
+	// Tree is the manifests tree to prove, Info the hub's cluster-info it
+	// is built with.
+	Tree string
+	Info clusterinfo.Values[string]
+	// Scoped limits rendering to the claims named in Claims (a change's
+	// own clusters; none when empty) while the whole hub tree is still
+	// built and validated. Fleet-wide invariants (unique names, CIDRs,
+	// policy) are PolicyFindings over every claim and do not depend on it.
+	Scoped bool
+	Claims []string
+	// Quick marks a proof that checks a change rather than the system:
+	// the sealing round trip (independent of the change, and an RSA-4096
+	// key generation) is left out.
+	Quick bool
+	// Change, when set, is proven applied to Tree without writing it.
+	Change *treeedit.Change
+	// Prune lists what the request's scope does not reach (the other
+	// clusters' claims and workloads; proof.Options.Prune).
+	Prune []string
 }
 
 // Options configure a run.
@@ -214,10 +238,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if o.Changed != nil && !o.Full {
 			if names, ok := ChangeScope(o.Changed, claims); ok {
 				res.Scoped, res.Scope = true, names
-				ctx = WithClaims(ctx, names)
 			}
 		}
-		rep, err := o.Prover.Prove(ctx, o.Tree, o.Info)
+		rep, err := o.Prover.Prove(ctx, ProofRequest{Tree: o.Tree, Info: o.Info, Scoped: res.Scoped, Claims: res.Scope})
 		if err != nil {
 			return nil, fmt.Errorf("offline proof: %w", err)
 		}

@@ -1,7 +1,6 @@
 package fleetvalidate
 
 import (
-	"context"
 	"path"
 	"slices"
 	"strings"
@@ -9,25 +8,6 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
 )
-
-type claimsKey struct{}
-
-// WithClaims asks the Prover to render only the claims of these names (a
-// change's own clusters; empty: none) while still building and validating
-// the whole hub tree. Fleet-wide invariants (unique names, CIDRs, policy)
-// are PolicyFindings over every claim and do not depend on it.
-func WithClaims(ctx context.Context, names []string) context.Context {
-	if names == nil {
-		names = []string{}
-	}
-	return context.WithValue(ctx, claimsKey{}, slices.Clone(names))
-}
-
-// ClaimsScope is the scope WithClaims set; ok is false for a full proof.
-func ClaimsScope(ctx context.Context) (names []string, ok bool) {
-	names, ok = ctx.Value(claimsKey{}).([]string)
-	return names, ok
-}
 
 // ChangeScope is what a pull request's changed files (relative to the
 // tree) need proven beyond the hub tree and the fleet-wide checks: the

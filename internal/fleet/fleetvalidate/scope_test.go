@@ -5,8 +5,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
 )
 
 func TestChangeScope(t *testing.T) {
@@ -49,19 +53,55 @@ func TestChangeScope(t *testing.T) {
 	}
 }
 
-func TestWithClaims(t *testing.T) {
-	ctx := context.Background()
-	if _, ok := ClaimsScope(ctx); ok {
-		t.Fatal("a context without a scope is scoped")
+// recordingProver records the requests it is asked to prove.
+type recordingProver struct{ got []ProofRequest }
+
+func (p *recordingProver) Prove(_ context.Context, req ProofRequest) (*ProofReport, error) {
+	p.got = append(p.got, req)
+	return &ProofReport{}, nil
+}
+
+// TestRunScopesTheProof: Run asks for a proof scoped to the clusters a
+// change touches, and for the whole tree when it cannot tell.
+func TestRunScopesTheProof(t *testing.T) {
+	root := repoTree(t)
+	cases := map[string]struct {
+		reason  string
+		changed []string
+		full    bool
+		want    ProofRequest
+	}{
+		"ClaimChanged": {
+			reason:  "a changed claim file scopes rendering to its cluster",
+			changed: []string{fleettree.ClaimRel("apps-staging")},
+			want:    ProofRequest{Tree: root, Scoped: true, Claims: []string{"apps-staging"}},
+		},
+		"PolicyChanged": {
+			reason:  "the fleet policy is read over every claim: no claim renders",
+			changed: []string{policy.RelPath},
+			want:    ProofRequest{Tree: root, Scoped: true, Claims: []string{}},
+		},
+		"UnknownChange": {
+			reason:  "a change under gitops-system can reach every spoke: the full proof",
+			changed: []string{"gitops-system/spoke-tools/kustomization.yaml"},
+			want:    ProofRequest{Tree: root},
+		},
+		"Full": {
+			reason:  "--full proves every claim whatever changed",
+			changed: []string{fleettree.ClaimRel("apps-staging")},
+			full:    true,
+			want:    ProofRequest{Tree: root},
+		},
 	}
-	names, ok := ClaimsScope(WithClaims(ctx, nil))
-	if !ok || names == nil || len(names) != 0 {
-		t.Fatalf("WithClaims(nil) = %v, %t; want an empty scope (no claim renders)", names, ok)
-	}
-	in := []string{"a"}
-	names, _ = ClaimsScope(WithClaims(ctx, in))
-	in[0] = "b"
-	if !slices.Equal(names, []string{"a"}) {
-		t.Fatalf("scope %v shares the caller's slice", names)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &recordingProver{}
+			if _, err := Run(context.Background(), Options{Tree: root, Prover: p, Changed: tc.changed, Full: tc.full}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]ProofRequest{tc.want}, p.got, cmpopts.IgnoreFields(ProofRequest{}, "Info")); diff != "" {
+				t.Errorf("%s\nProve requests: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package appproof
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 const spoke = "apps-staging"
@@ -33,23 +33,6 @@ func spokeVars(info clusterinfo.Values[string]) map[string]string {
 		spokeinfo.BoundaryARN:     info.SpokeBoundaryARN,
 		spokeinfo.OIDCIssuer:      issuer,
 		spokeinfo.OIDCProviderARN: "arn:" + info.Partition + ":iam::" + info.AccountID + ":oidc-provider/" + issuer,
-	}
-}
-
-// repoManifests is the repository's manifests/ directory.
-func repoManifests(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "manifests")
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
 	}
 }
 
@@ -74,15 +57,6 @@ func build(t *testing.T, root, path, targetNamespace string, vars map[string]str
 		t.Fatalf("build %s: %v", path, err)
 	}
 	return objs
-}
-
-func copyTree(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	if err := kbuild.CopySource(repoManifests(t), root); err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 // spokeObjects is what the example spoke holds for one overlay: the
@@ -145,7 +119,7 @@ func check(t *testing.T, built []kbuild.Built, info clusterinfo.Values[string]) 
 func TestPaymentAppOverlays(t *testing.T) {
 	t.Cleanup(xrender.Shutdown)
 	info := clusterinfo.Example()
-	root := copyTree(t)
+	root := filepath.Dir(plant.Repo(t))
 	for _, overlay := range []string{"staging", "production"} {
 		t.Run(overlay, func(t *testing.T) {
 			r := check(t, spokeObjects(t, root, overlay, info), info)
@@ -187,18 +161,7 @@ func TestPlantedErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := copyTree(t)
-			p := filepath.Join(root, "manifests", tt.file)
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(b), tt.old) {
-				t.Fatalf("%s does not contain %q: the planted error is stale", tt.file, tt.old)
-			}
-			if err := os.WriteFile(p, []byte(strings.Replace(string(b), tt.old, tt.new, 1)), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			root := filepath.Dir(plant.Repo(t, plant.Edit{File: tt.file, Old: tt.old, New: tt.new}))
 			r := check(t, spokeObjects(t, root, tt.overlay, info), info)
 			var msgs []string
 			for _, err := range r.Errors {
