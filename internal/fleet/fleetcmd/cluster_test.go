@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/deploykey"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetvalidate"
@@ -105,8 +106,8 @@ func checkDeployKey(t *testing.T, f *fixture, name, stdout string) {
 	if err := yaml.Unmarshal([]byte(f.read(fleettree.DeployKeyRel(name))), &ss); err != nil {
 		t.Fatalf("sealed deploy key: %v", err)
 	}
-	if ss.Name != DeployKeySecret || ss.Namespace != DeployKeyNamespace {
-		t.Errorf("SealedSecret %s/%s, want %s/%s", ss.Namespace, ss.Name, DeployKeyNamespace, DeployKeySecret)
+	if ss.Name != deploykey.SecretName || ss.Namespace != deploykey.SecretNamespace {
+		t.Errorf("SealedSecret %s/%s, want %s/%s", ss.Namespace, ss.Name, deploykey.SecretNamespace, deploykey.SecretName)
 	}
 	sec, err := ss.Unseal(scheme.Codecs, map[string]*rsa.PrivateKey{"k": f.key})
 	if err != nil {
