@@ -17,7 +17,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
-// Flux timing at fleet scale (review M7). kustomize-controller runs health
+// Flux timing at fleet scale. kustomize-controller runs health
 // checks (wait: true) and WaitForTermination inside Reconcile (v1.9.4
 // kustomization_controller.go WaitForSetWithContext / WaitForSetTermination),
 // so each waiting Kustomization holds one of its --concurrent workers for

@@ -25,7 +25,7 @@ import (
 )
 
 // bootstrapFixed are the fields the function changes on purpose, per
-// composition-resource-name (review B1: the deploy-key step checks the
+// composition-resource-name (the deploy-key step checks the
 // deploy key on the spoke by name instead of only what it applied, which is
 // nothing when the folder is empty).
 var bootstrapFixed = map[string][]string{
@@ -132,7 +132,7 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 				}
 				os, _, _ := unstructured.NestedMap(o.Object, field)
 				ns, _, _ := unstructured.NestedMap(nu.Object, field)
-				// Issue 10 (per-spoke fence): app roles are named
+				// Per-spoke fence: app roles are named
 				// <prefix><spoke>_..., which no other spoke's prefix covers;
 				// the Composition's <prefix><spoke>-app- is covered by spoke
 				// "<spoke>-app-x"'s. The crossplane role's policy follows

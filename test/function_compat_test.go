@@ -147,8 +147,7 @@ func roundTrip(t *testing.T, o map[string]any) map[string]any {
 }
 
 // checkPoliciesHeld: every composed IAM RolePolicy of a workload role is the "of" of a
-// ClusterUsage, so teardown keeps it until its user is gone (review m4:
-// role-eso-policy had none).
+// ClusterUsage, so teardown keeps it until its user is gone.
 func checkPoliciesHeld(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
 	held := map[string]bool{}

@@ -8,7 +8,7 @@ import (
 
 // TestImpersonationRBAC runs `fleet validate` on the repository's tree and
 // on copies with planted RBAC errors: each must fail with the impersonation
-// finding that names what the team's account may not do (review M6).
+// finding that names what the team's account may not do.
 func TestImpersonationRBAC(t *testing.T) {
 	const (
 		role    = "gitops-workloads/teams/payments/role.yaml"

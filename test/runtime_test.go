@@ -8,12 +8,12 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
-// checkRuntime reports the runtime properties of issue 12 that a tree must
+// checkRuntime reports the runtime properties that a tree must
 // keep (each one a controller behaviour the object shapes alone hide).
 func checkRuntime(t *testing.T, tree string) []string {
 	t.Helper()
 	var errs []string
-	// m9: a HelmRelease whose remediation retries are finite stalls for good
+	// A HelmRelease whose remediation retries are finite stalls for good
 	// (RetriesExceeded) after that many failures.
 	for _, d := range factReadDocs(t, tree, "gitops-system") {
 		if !factIsKind(d, "helm.toolkit.fluxcd.io", "HelmRelease") {
@@ -25,14 +25,14 @@ func checkRuntime(t *testing.T, tree string) []string {
 				errs = append(errs, fmt.Sprintf("%s: spec.%s.remediation.retries is %v, want -1 (retry, never stall)", d.file, phase, r))
 			}
 		}
-		// m2: the spoke ESO uninstall must not wait for CRDs whose orphaned
+		// The spoke ESO uninstall must not wait for CRDs whose orphaned
 		// ExternalSecrets keep their cleanup finalizer.
 		if strings.HasPrefix(d.file, "gitops-system/spoke-bootstrap/external-secrets/") &&
 			factField(d.obj, "spec", "uninstall", "disableWait") != true {
 			errs = append(errs, d.file+": spec.uninstall.disableWait must be true")
 		}
 	}
-	// s3: Crossplane (which creates Services) installs after LBC, whose
+	// Crossplane (which creates Services) installs after LBC, whose
 	// Service webhook has failurePolicy: Fail.
 	found := false
 	for _, d := range factReadDocs(t, tree, "gitops-system/spoke-tools") {
@@ -49,7 +49,7 @@ func checkRuntime(t *testing.T, tree string) []string {
 	if !found {
 		errs = append(errs, "spoke-tools Kustomization crossplane must dependsOn aws-load-balancer-controller")
 	}
-	// m6: a waiting Kustomization that applies AppInfrastructure claims must
+	// A waiting Kustomization that applies AppInfrastructure claims must
 	// health-check them on Ready; kstatus counts them Current at once.
 	for _, d := range factReadDocs(t, tree, "gitops-workloads/clusters") {
 		if !factIsKind(d, "kustomize.toolkit.fluxcd.io", "Kustomization") || factField(d.obj, "spec", "wait") != true ||
@@ -67,7 +67,7 @@ func checkRuntime(t *testing.T, tree string) []string {
 			errs = append(errs, d.file+": wait: true needs a healthCheckExprs entry for AppInfrastructure on Ready")
 		}
 	}
-	// m5: a team's identity (namespace, ServiceAccount, Role, RoleBinding)
+	// A team's identity (namespace, ServiceAccount, Role, RoleBinding)
 	// outlives the workloads prune, so the app Kustomizations' finalizers
 	// can still impersonate it to delete the apps' AWS-backed objects.
 	for _, d := range factReadDocs(t, tree, "gitops-workloads/teams") {
@@ -76,10 +76,10 @@ func checkRuntime(t *testing.T, tree string) []string {
 			continue
 		}
 		if factStr(d.obj, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/prune") != "disabled" {
-			errs = append(errs, fmt.Sprintf("%s: %s needs annotation kustomize.toolkit.fluxcd.io/prune: disabled, or the app finalizers lose the identity they prune with (m5)", d.file, kind))
+			errs = append(errs, fmt.Sprintf("%s: %s needs annotation kustomize.toolkit.fluxcd.io/prune: disabled, or the app finalizers lose the identity they prune with", d.file, kind))
 		}
 	}
-	// M6 (the team role covers kstatus' reads) is a proof boundary now:
+	// That the team role covers kstatus' reads is a proof boundary now:
 	// internal/proof/rbacproof, run by fleet validate (test/impersonation_test.go).
 	return errs
 }

@@ -87,7 +87,7 @@ func TestSealingKeyRotation(t *testing.T) {
 		wantErr string
 	}{
 		{"committed tree", nil, ""},
-		{"fixed Secret names (review M1)", []plant.Edit{
+		{"fixed Secret names (a rotation must create a new Secret)", []plant.Edit{
 			{File: sealingKeyFiles[0], Old: "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", New: "name: sealing-key-active\n    creationPolicy"},
 			{File: sealingKeyFiles[1], Old: "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", New: "name: sealing-key-active\n    creationPolicy"},
 		}, "no key could decrypt"},

@@ -8,7 +8,7 @@ import (
 
 // TestSecretStoresServeOnlyTheirNamespaces runs `fleet validate` on the
 // repository's tree and on copies whose ClusterSecretStores would serve a
-// tenant: each must fail with the secret-store finding (issue 10 item 6).
+// tenant: each must fail with the secret-store finding.
 // The stores' role reads the fleet's sealing key, so a store that serves a
 // team's namespace hands the key to anyone who may create an
 // ExternalSecret there.

@@ -81,7 +81,7 @@ const (
 // Args.Concurrency (each has a --concurrent flag, upstream default 4).
 // kustomize-controller waits for health checks and for
 // WaitForTermination inside Reconcile, holding a worker per spoke step
-// (review M7); helm-controller installs the spoke bootstrap's releases;
+// (at the stock 4 workers a commit queues behind every spoke); helm-controller installs the spoke bootstrap's releases;
 // source-controller serves every spoke's artifacts.
 var ConcurrentControllers = []string{"source-controller", "kustomize-controller", "helm-controller"}
 

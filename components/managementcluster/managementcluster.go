@@ -371,7 +371,7 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 	}
 	// IMDSv2 only, one hop: pods (not on the host network) cannot reach the
 	// instance metadata service and so cannot use the node role; every hub
-	// workload that calls AWS has its own IRSA role (review pulumi-iam m10).
+	// workload that calls AWS has its own IRSA role.
 	// A name prefix: the template is replaced with the node group.
 	launchTemplate, err := ec2.NewLaunchTemplate(ctx, name+"-nodes", &ec2.LaunchTemplateArgs{
 		NamePrefix:           pulumi.String(NodeGroupNamePrefix(args.ClusterName)),

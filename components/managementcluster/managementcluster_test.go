@@ -171,7 +171,7 @@ func TestCluster(t *testing.T) {
 	if got := ng.Inputs["cluster"]; !got.IsResourceReference() || string(got.ResourceReferenceValue().URN) != c.URN {
 		t.Errorf("node group cluster = %v", got)
 	}
-	// IMDSv2 with one hop: pods cannot reach the node role (review m10).
+	// IMDSv2 with one hop: pods cannot reach the node role.
 	lt := m.One("aws:ec2/launchTemplate:LaunchTemplate", "hub-nodes")
 	if lt == nil {
 		t.Fatal("no node launch template")

@@ -93,7 +93,7 @@ func BootstrapSteps() []Step {
 		{Part: "flux-operator", Path: "spoke-bootstrap/flux-operator", Timeout: "10m", DeletionPolicy: deletionWaitFor, Wait: true},
 		{Part: "flux", Path: "spoke-bootstrap/flux", Remote: true, Timeout: "15m", DeletionPolicy: deletionOrphan, Wait: true,
 			HealthCheckExprs: []Object{readyExpr("fluxcd.controlplane.io/v1", "FluxInstance", "")}},
-		// Review B1: with wait: true kustomize-controller checks only what
+		// With wait: true kustomize-controller checks only what
 		// it applied, so an empty deploy-key folder went Ready. wait: false
 		// with healthChecks checks the named objects even when the
 		// inventory is empty: a spoke without its key stops here.
@@ -164,7 +164,7 @@ type Notice struct {
 }
 
 // DeployKeyCondition is the XR condition type that says whether the spoke's
-// deploy key reached the spoke (review B1). It is set once the deploy-key
+// deploy key reached the spoke. It is set once the deploy-key
 // step is observed.
 const DeployKeyCondition = "DeployKeyReady"
 
@@ -346,7 +346,7 @@ func bootstrapUsages(spoke string, _ []Step) map[string]Object {
 	return out
 }
 
-// deployKeyNotice reports review B1 on a running hub: the deploy-key step
+// deployKeyNotice reports a missing or unreadable deploy key on a running hub: the deploy-key step
 // was observed, is not Ready and applied no SealedSecret flux-system. seen
 // is false until the step is observed.
 func deployKeyNotice(spoke string, obs map[string]Object) (n Notice, seen bool) {

@@ -252,7 +252,7 @@ func healthChecked(ks Object, applied []string) []string {
 	return out
 }
 
-// Review B1: a spoke whose deploy-key folder is empty must not get past
+// A spoke whose deploy-key folder is empty must not get past
 // <spoke>-deploy-key, and the XR says to run fleet cluster add.
 func TestDeployKeyFailsClosed(t *testing.T) {
 	out, _ := mustBootstrap(t, "apps-staging", awsObserved("apps-staging"))
@@ -313,7 +313,7 @@ func TestDeployKeyFailsClosed(t *testing.T) {
 	}
 }
 
-// M4: the steps an operator suspends when the spoke's API is gone are
+// The steps an operator suspends when the spoke's API is gone are
 // exactly the composed Kustomizations whose finalizer prunes through the
 // spoke (kubeConfig set, deletionPolicy not Orphan).
 func TestBreakGlassParts(t *testing.T) {

@@ -153,7 +153,7 @@ const (
 // the P&T Composition used, so existing XRs keep their objects. Nothing is
 // composed for an AZ or NAT not in use. References name their target
 // (…Ref.name) instead of selecting it: a Ref is resolved on every reconcile,
-// so a private route follows its NAT when natMode changes (review M3).
+// so a private route follows its NAT when natMode changes.
 func Network(p Params) (map[string]Object, error) {
 	sub, err := PlanSubnets(p.Spec.VPCCIDR, p.Spec.AvailabilityZones)
 	if err != nil {

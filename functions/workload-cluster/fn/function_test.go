@@ -127,7 +127,7 @@ func TestCounts(t *testing.T) {
 	}
 }
 
-// single -> per-az: private routes b and c move from NAT a to their own NAT (M3).
+// single -> per-az: private routes b and c move from NAT a to their own NAT.
 func TestNATModeChangeReroutes(t *testing.T) {
 	before := run(t, newRequest(t, xr("pay", "10.20.0.0/16", 3, "single"), testHub, nil)).GetDesired().GetResources()
 	after := run(t, newRequest(t, xr("pay", "10.20.0.0/16", 3, "per-az"), testHub, nil)).GetDesired().GetResources()
@@ -251,7 +251,7 @@ func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 	}
 }
 
-// Review B1 on a running hub: the deploy-key step observed not Ready with
+// A missing deploy key on a running hub: the deploy-key step observed not Ready with
 // no SealedSecret applied gives a warning and a False XR condition naming
 // fleet cluster add; the bootstrap objects are still composed (Flux's
 // dependsOn keeps sync waiting).

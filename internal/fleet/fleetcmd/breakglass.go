@@ -11,7 +11,7 @@ import (
 )
 
 // clusterBreakGlassCmd prints the commands that let the deletion of a spoke
-// whose API is gone finish (review M4). kustomize-controller (v1.9.5
+// whose API is gone finish. kustomize-controller (v1.9.5
 // finalize) retries pruning through an unreachable cluster without a time
 // limit; a suspended Kustomization's finalizer skips pruning and removes
 // itself. Only the remote steps that prune at deletion need it (the others

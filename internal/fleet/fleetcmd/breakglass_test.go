@@ -79,7 +79,7 @@ func bootstrapObjects(t *testing.T, spoke string) map[string]compose.Object {
 	return out
 }
 
-// M4: after the printed commands no composed Kustomization's finalizer
+// After the printed commands no composed Kustomization's finalizer
 // needs the unreachable spoke; without them (or with one dropped) some do.
 func TestBreakGlassReleasesEveryFinalizer(t *testing.T) {
 	f := newFixture(t)

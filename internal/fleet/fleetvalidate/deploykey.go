@@ -25,7 +25,7 @@ var deployKeyFields = []string{"identity", "known_hosts"}
 // hub's <spoke>-deploy-key Kustomization applies nothing, goes Ready on an
 // empty inventory (fluxcd/pkg ssa WaitForSet returns at once for an empty
 // set), and the spoke's GitRepository never gets its Secret: the spoke is
-// built and paid for but never syncs (review B1).
+// built and paid for but never syncs.
 func deployKeyFindings(tree *fleettree.Tree, name string) []Finding {
 	dir := fleettree.WorkloadsRel(name) + "/" + fleettree.DeployKeyDir
 	kpath := dir + "/" + fleettree.Kustomization

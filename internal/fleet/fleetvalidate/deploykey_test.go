@@ -22,7 +22,7 @@ func TestDeployKeyFindings(t *testing.T) {
 		fail  bool
 	}{
 		{"committed tree", func(*testing.T, string) {}, false},
-		{"empty resources (review B1)", func(t *testing.T, root string) {
+		{"empty resources", func(t *testing.T, root string) {
 			write(t, root, kpath, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n")
 		}, true},
 		{"no deploy-key kustomization", func(t *testing.T, root string) {

@@ -11,7 +11,7 @@ import (
 // kms:ViaService endpoint secretsmanager.<region>.amazonaws.com are the
 // same in aws and aws-us-gov. aws-cn uses .amazonaws.com.cn for both, and
 // the ISO partitions other suffixes again, so those are refused rather than
-// made to fail halfway through `pulumi up` (review pulumi-iam m12).
+// made to fail halfway through `pulumi up`.
 var SupportedPartitions = []string{"aws", "aws-us-gov"}
 
 // PartitionOf is the partition of an AWS region name.
