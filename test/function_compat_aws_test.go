@@ -108,6 +108,7 @@ func TestFunctionAWSMatchesComposition(t *testing.T) {
 					dropped++ // a hold on a paused slot goes with it
 					continue
 				}
+				upgradeLegacy(o)
 				old[o.GetAnnotations()["crossplane.io/composition-resource-name"]] = o
 				if o.GetKind() == "OpenIDConnectProvider" {
 					u, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "url")
@@ -231,8 +232,8 @@ func compareAWS(t *testing.T, old map[string]*unstructured.Unstructured, got map
 		if key == "cluster" {
 			ov, _, _ := unstructured.NestedFieldCopy(o.Object, "spec", "forProvider", "vpcConfig")
 			nv, _, _ := unstructured.NestedFieldCopy(n.Object, "spec", "forProvider", "vpcConfig")
-			oc := ov.([]any)[0].(map[string]any)["publicAccessCidrs"]
-			nc := nv.([]any)[0].(map[string]any)["publicAccessCidrs"]
+			oc := ov.(map[string]any)["publicAccessCidrs"]
+			nc := nv.(map[string]any)["publicAccessCidrs"]
 			if !reflect.DeepEqual(oc, nc) {
 				t.Errorf("cluster publicAccessCidrs: function %v, Composition %v", nc, oc)
 			}
@@ -262,4 +263,36 @@ func compareAWS(t *testing.T, old map[string]*unstructured.Unstructured, got map
 		diffs = append(diffs, "added: "+strings.Join(added, ", "))
 	}
 	return diffs
+}
+
+// legacySingletons are the forProvider blocks that were one-element lists in
+// eks.aws.upbound.io/v1beta1 Cluster and NodeGroup and are objects in
+// v1beta2, their storage version since provider-upjet-aws v2.6.0
+// (package/crds/eks.aws.upbound.io_{clusters,nodegroups}.yaml); the
+// function composes v1beta2.
+var legacySingletons = map[string][]string{
+	"Cluster":   {"accessConfig", "vpcConfig"},
+	"NodeGroup": {"updateConfig", "scalingConfig"},
+}
+
+// upgradeLegacy turns a frozen Composition's v1beta1 Cluster or NodeGroup
+// (or a hold of one) into v1beta2, as the provider's conversion does.
+func upgradeLegacy(o *unstructured.Unstructured) {
+	const v1, v2 = "eks.aws.upbound.io/v1beta1", "eks.aws.upbound.io/v1beta2"
+	for _, end := range []string{"of", "by"} {
+		if kind, _, _ := unstructured.NestedString(o.Object, "spec", end, "kind"); legacySingletons[kind] != nil {
+			if av, _, _ := unstructured.NestedString(o.Object, "spec", end, "apiVersion"); av == v1 {
+				_ = unstructured.SetNestedField(o.Object, v2, "spec", end, "apiVersion")
+			}
+		}
+	}
+	if o.GetAPIVersion() != v1 || legacySingletons[o.GetKind()] == nil {
+		return
+	}
+	o.SetAPIVersion(v2)
+	for _, f := range legacySingletons[o.GetKind()] {
+		if l, ok, _ := unstructured.NestedSlice(o.Object, "spec", "forProvider", f); ok && len(l) == 1 {
+			_ = unstructured.SetNestedField(o.Object, l[0], "spec", "forProvider", f)
+		}
+	}
 }

@@ -78,6 +78,7 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 				case key == compose.KubeconfigKey || strings.HasPrefix(key, compose.StepKeyPrefix):
 					old[key] = o
 				case strings.HasPrefix(key, "usage-") && o.GetKind() == "Usage":
+					upgradeLegacy(o)
 					old[key] = o
 				}
 			}

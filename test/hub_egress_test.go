@@ -114,20 +114,14 @@ func checkHubEgress(t *testing.T, tree string, rendered, hub clusterinfo.Values[
 	}
 	var clusters []*unstructured.Unstructured
 	for _, o := range objs {
-		if o.GetKind() == "Cluster" && o.GetAPIVersion() == "eks.aws.upbound.io/v1beta1" {
+		if o.GetKind() == "Cluster" && o.GetAPIVersion() == "eks.aws.upbound.io/v1beta2" {
 			clusters = append(clusters, o)
 		}
 	}
 	if len(clusters) != 1 {
 		t.Fatalf("%s composes %d EKS Clusters, want 1", egressClaim, len(clusters))
 	}
-	vpc, _, _ := unstructured.NestedSlice(clusters[0].Object, "spec", "forProvider", "vpcConfig")
-	var got []string
-	if len(vpc) > 0 {
-		if m, ok := vpc[0].(map[string]any); ok {
-			got, _, _ = unstructured.NestedStringSlice(m, "publicAccessCidrs")
-		}
-	}
+	got, _, _ := unstructured.NestedStringSlice(clusters[0].Object, "spec", "forProvider", "vpcConfig", "publicAccessCidrs")
 	var problems []string
 	for _, c := range hubCIDRs {
 		if !slices.Contains(got, c) {

@@ -2,10 +2,15 @@ package test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
 )
 
@@ -24,10 +29,10 @@ func TestUpstreamKinds(t *testing.T) {
 		{Group: "ec2.aws.upbound.io", Version: "v1beta1", Kind: "NATGateway"},
 		{Group: "ec2.aws.upbound.io", Version: "v1beta1", Kind: "EIP"},
 		{Group: "ec2.aws.upbound.io", Version: "v1beta1", Kind: "RouteTable"},
-		{Group: "ec2.aws.upbound.io", Version: "v1beta1", Kind: "Route"},
+		{Group: "ec2.aws.upbound.io", Version: "v1beta2", Kind: "Route"},
 		{Group: "ec2.aws.upbound.io", Version: "v1beta1", Kind: "RouteTableAssociation"},
-		{Group: "eks.aws.upbound.io", Version: "v1beta1", Kind: "Cluster"},
-		{Group: "eks.aws.upbound.io", Version: "v1beta1", Kind: "NodeGroup"},
+		{Group: "eks.aws.upbound.io", Version: "v1beta2", Kind: "Cluster"},
+		{Group: "eks.aws.upbound.io", Version: "v1beta2", Kind: "NodeGroup"},
 		{Group: "eks.aws.upbound.io", Version: "v1beta1", Kind: "AccessEntry"},
 		{Group: "eks.aws.upbound.io", Version: "v1beta1", Kind: "AccessPolicyAssociation"},
 		{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "Role"},
@@ -35,6 +40,8 @@ func TestUpstreamKinds(t *testing.T) {
 		{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "RolePolicy"},
 		{Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "OpenIDConnectProvider"},
 		{Group: "aws.upbound.io", Version: "v1beta1", Kind: "ProviderConfig"},
+		{Group: "dynamodb.aws.upbound.io", Version: "v1beta2", Kind: "Table"},
+		{Group: "sqs.aws.upbound.io", Version: "v1beta1", Kind: "Queue"},
 		{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"},
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "GitRepository"},
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "HelmRepository"},
@@ -68,6 +75,32 @@ func TestUpstreamKinds(t *testing.T) {
 	} {
 		if k := v.Lookup(gvk); !k.Deprecated {
 			t.Errorf("%s: want deprecated or not served, got %+v", gvk, k)
+		}
+	}
+}
+
+// TestFluxOperatorShipsPinnedControllers: the flux-operator release the
+// hub installs embeds the manifests of the pinned Flux, and those run
+// exactly the controller releases the real-controller suite builds.
+func TestFluxOperatorShipsPinnedControllers(t *testing.T) {
+	dir, err := upstream.Dir(context.Background(), upstream.FluxOperatorModule, "v"+versions.FluxOperator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"source-controller":    versions.SourceController,
+		"kustomize-controller": versions.KustomizeController,
+		"helm-controller":      versions.HelmController,
+	} {
+		p := filepath.Join(dir, "config", "data", "flux", "v"+versions.Flux, name+".yaml")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Errorf("flux-operator %s does not embed Flux %s: %v", versions.FluxOperator, versions.Flux, err)
+			continue
+		}
+		img := regexp.MustCompile(`image: fluxcd/` + name + `:v([0-9.]+)`).FindSubmatch(b)
+		if img == nil || string(img[1]) != want {
+			t.Errorf("Flux %s (flux-operator %s) runs %s %q, want versions %s", versions.Flux, versions.FluxOperator, name, img, want)
 		}
 	}
 }

@@ -295,7 +295,7 @@ func TestClusterFields(t *testing.T) {
 	last := runs[len(runs)-1]
 	cl := last.Objects["cluster"]
 	fp := cl["spec"].(Object)["forProvider"].(Object)
-	cidrs := fp["vpcConfig"].([]any)[0].(Object)["publicAccessCidrs"].([]any)
+	cidrs := fp["vpcConfig"].(Object)["publicAccessCidrs"].([]any)
 	egress, _ := clusterinfo.ParseCIDRs(clusterinfo.Example().HubEgressCIDRs)
 	for i, e := range egress {
 		if cidrs[i] != e {
@@ -308,7 +308,7 @@ func TestClusterFields(t *testing.T) {
 	if cl["metadata"].(Object)["annotations"].(Object)[externalName] != spokeiam.ClusterName(p.Input.Hub(), p.Spoke) {
 		t.Error("cluster external name is not spokeiam.ClusterName")
 	}
-	if got := len(fp["vpcConfig"].([]any)[0].(Object)["subnetIdRefs"].([]any)); got != 2*p.Spec.AvailabilityZones {
+	if got := len(fp["vpcConfig"].(Object)["subnetIdRefs"].([]any)); got != 2*p.Spec.AvailabilityZones {
 		t.Errorf("cluster has %d subnets, want %d", got, 2*p.Spec.AvailabilityZones)
 	}
 	if last.Status["oidcIssuer"] != testIssuer || last.Status["eksClusterName"] != "mgmt-pay" {

@@ -317,8 +317,8 @@ func BootstrapUsages(spoke string) []Usage {
 		of   Ref
 	}{
 		{KubeconfigKey, Ref{APIVersion: "v1", Kind: "ConfigMap", Name: spoke + "-" + KubeconfigKey}},
-		{nodeGroupPart, Ref{APIVersion: "eks.aws.upbound.io/v1beta1", Kind: "NodeGroup", Name: spoke + "-" + nodeGroupPart, ClusterScoped: true}},
-		{"flux-access", Ref{APIVersion: "eks.aws.upbound.io/v1beta1", Kind: "AccessPolicyAssociation", Name: spoke + "-" + fluxAccessPart, ClusterScoped: true}},
+		{nodeGroupPart, Ref{APIVersion: eksV2, Kind: "NodeGroup", Name: spoke + "-" + nodeGroupPart, ClusterScoped: true}},
+		{"flux-access", Ref{APIVersion: eksV1, Kind: "AccessPolicyAssociation", Name: spoke + "-" + fluxAccessPart, ClusterScoped: true}},
 	} {
 		out = append(out, Usage{Key: "usage-" + h.part + "-by-" + first, Name: spoke + "-uses-" + h.part + "-by-" + first, Of: h.of, By: ks(first)})
 	}

@@ -10,7 +10,11 @@ import (
 )
 
 const (
-	eksV1  = "eks.aws.upbound.io/v1beta1"
+	eksV1 = "eks.aws.upbound.io/v1beta1"
+	// eksV2 is the storage version of Cluster and NodeGroup (v1beta1 is
+	// deprecated since provider-upjet-aws v2.6.0): singleton blocks are
+	// objects, not one-element lists.
+	eksV2  = "eks.aws.upbound.io/v1beta2"
 	logsV1 = "cloudwatchlogs.aws.upbound.io/v1beta1"
 	// externalName is the annotation naming a managed resource in AWS.
 	externalName = "crossplane.io/external-name"
@@ -83,25 +87,25 @@ func ClusterPart(p Params, c *Composed) error {
 	for i, x := range cidrs {
 		publicAccess[i] = x
 	}
-	if err := c.add("cluster", mr(eksV1, "Cluster", name("eks"), eks, Object{
+	if err := c.add("cluster", mr(eksV2, "Cluster", name("eks"), eks, Object{
 		"region":     p.Spec.Region,
 		"version":    p.Spec.KubernetesVersion,
 		"roleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleCluster)),
-		"accessConfig": []any{Object{
-			"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": false}},
+		"accessConfig": Object{
+			"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": false},
 		"enabledClusterLogTypes": slices.Clone(controlPlaneLogTypes),
-		"vpcConfig": []any{Object{
+		"vpcConfig": Object{
 			"endpointPrivateAccess": true, "endpointPublicAccess": true,
 			// The hub's NAT egress first: a claim never locks out the
 			// hub's Flux, which bootstraps the spoke through it.
 			"publicAccessCidrs": publicAccess,
 			"subnetIdRefs":      subnets,
-		}},
+		},
 		"tags": tags(),
 	})); err != nil {
 		return err
 	}
-	if err := c.add("node-group", mr(eksV1, "NodeGroup", name("nodes"), NodeGroupName, Object{
+	if err := c.add("node-group", mr(eksV2, "NodeGroup", name("nodes"), NodeGroupName, Object{
 		"region":         p.Spec.Region,
 		"version":        p.Spec.KubernetesVersion,
 		"clusterNameRef": ref(name("eks")),
@@ -110,8 +114,8 @@ func ClusterPart(p Params, c *Composed) error {
 		"amiType":        "AL2023_x86_64_STANDARD",
 		"capacityType":   "ON_DEMAND",
 		"instanceTypes":  toAny(p.Spec.Nodes.InstanceTypes),
-		"updateConfig":   []any{Object{"maxUnavailable": 1}},
-		"scalingConfig":  []any{Object{"minSize": p.Spec.Nodes.Min, "desiredSize": p.Spec.Nodes.Desired, "maxSize": p.Spec.Nodes.Max}},
+		"updateConfig":   Object{"maxUnavailable": 1},
+		"scalingConfig":  Object{"minSize": p.Spec.Nodes.Min, "desiredSize": p.Spec.Nodes.Desired, "maxSize": p.Spec.Nodes.Max},
 		"tags":           tags(),
 	})); err != nil {
 		return err

@@ -1,10 +1,9 @@
 // Package fn serves the workload-cluster function with function-sdk-go: it
 // converts the SDK's RunFunctionRequest to protojson, lets package fnjson
-// (the whole request→response mapping, shared with the in-process adapter
-// xpfn) answer it, and converts the answer back. It is kept apart because
-// function-sdk-go's proto package registers the same protobuf names as
-// crossplane/v2's (render): no binary links both, so fleet and the tests
-// that render with crossplane never import fn.
+// (the whole request→response mapping) answer it, and converts the answer
+// back. The deployed binary (functions/workload-cluster) serves it over
+// mTLS; fleet and the offline proof serve the same Function in-process
+// over a unix socket for Crossplane's render.
 package fn
 
 import (

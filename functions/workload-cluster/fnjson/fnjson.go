@@ -2,12 +2,10 @@
 // mapping, over the protobuf JSON form (protojson) of RunFunctionRequest and
 // RunFunctionResponse (apiextensions.fn.proto.v1).
 //
-// Two adapters serve it: fn over function-sdk-go (the deployed function) and
-// xpfn over crossplane/v2's own proto package (in-process render in fleet
-// and the proof). The two proto packages register the same protobuf names,
-// so no binary can link both; each adapter only converts its proto message
-// to and from JSON, and everything that decides what the function answers
-// lives here, once. fnjson imports neither proto package.
+// Package fn serves it over function-sdk-go, both as the deployed binary
+// and in-process for fleet and the offline proof; fn only converts the
+// proto message to and from JSON, and everything that decides what the
+// function answers lives here. fnjson imports no proto package.
 package fnjson
 
 import (

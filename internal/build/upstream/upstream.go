@@ -40,7 +40,7 @@ type Module struct {
 // Module paths of the pinned releases.
 const (
 	CrossplaneModule          = "github.com/crossplane/crossplane/v2"
-	ProviderAWSModule         = "github.com/upbound/provider-aws/v2"
+	ProviderAWSModule         = "github.com/crossplane-contrib/provider-upjet-aws/v2"
 	KustomizeControllerModule = "github.com/fluxcd/kustomize-controller"
 	SourceControllerModule    = "github.com/fluxcd/source-controller"
 	HelmControllerModule      = "github.com/fluxcd/helm-controller"

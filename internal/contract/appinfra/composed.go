@@ -13,7 +13,7 @@ import (
 
 // Composed-resource kinds (provider-upjet-aws v2, cluster-scoped).
 const (
-	TableAPIVersion      = "dynamodb.aws.upbound.io/v1beta1"
+	TableAPIVersion      = "dynamodb.aws.upbound.io/v1beta2" // v1beta1 is deprecated since provider v2.6.0
 	QueueAPIVersion      = "sqs.aws.upbound.io/v1beta1"
 	RoleAPIVersion       = "iam.aws.upbound.io/v1beta1"
 	RolePolicyAPIVersion = "iam.aws.upbound.io/v1beta1"

@@ -77,25 +77,29 @@ func CheckUpgrade(from, to string) error {
 // offline proof reads its CRDs from.
 const (
 	// Flux is the Flux distribution the Flux Operator installs on the hub
-	// and on every spoke.
-	Flux = "2.9.5"
-	// FluxOperator is the flux-operator Helm chart (and module) version.
+	// and on every spoke: the newest whose controllers the real-controller
+	// suite can build from the module proxy (docs/design.md says why it
+	// is not 2.10 or a later 2.9).
+	Flux = "2.9.2"
+	// FluxOperator is the flux-operator Helm chart (and module) version; its
+	// module embeds the manifests of Flux, whose images must be the
+	// controller releases below (test/upstream_test.go).
 	FluxOperator = "0.59.0"
 	// KustomizeController, SourceController and HelmController are the
 	// controller releases that Flux ships.
-	KustomizeController = "1.9.5"
-	SourceController    = "1.9.5"
-	HelmController      = "1.6.4"
+	KustomizeController = "1.9.3"
+	SourceController    = "1.9.3"
+	HelmController      = "1.6.2"
 	// Crossplane is the Crossplane Helm chart and core release.
-	Crossplane = "2.2.1"
+	Crossplane = "2.4.0"
 	// ProviderAWS is the release of the provider-upjet-aws family.
-	ProviderAWS = "2.5.0"
+	ProviderAWS = "2.7.0"
 	// FunctionPatchAndTransform and FunctionAutoReady are the composition
 	// functions' releases.
 	FunctionPatchAndTransform = "0.10.7"
-	FunctionAutoReady         = "0.6.0"
+	FunctionAutoReady         = "0.7.0"
 	// ExternalSecrets is the External Secrets Operator chart and release.
-	ExternalSecrets = "1.3.2"
+	ExternalSecrets = "0.20.4"
 	// SealedSecrets is the Sealed Secrets controller release (the image
 	// tag the HelmReleases pin).
 	SealedSecrets = "0.36.6"
@@ -112,6 +116,19 @@ const (
 	// WorkloadCluster Composition follows this release.
 	AWSLoadBalancerControllerChart = "1.14.0"
 	AWSLoadBalancerController      = "2.14.0"
+)
+
+// Releases the real-controller suite (test/e2e) runs that the fleet does
+// not install itself: EKS runs the API servers and kubelets.
+const (
+	// KubernetesRelease is the Kubernetes release of the suite's hub and
+	// spoke API servers, controller manager and scheduler: a patch release
+	// of DefaultKubernetes.
+	KubernetesRelease = "1.35.4"
+	// Etcd is the etcd release KubernetesRelease requires.
+	Etcd = "3.6.5"
+	// Kwok plays the kubelets of the suite's nodes.
+	Kwok = "0.7.0"
 )
 
 // WorkloadClusterFunction is the release of the hub's composition function

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
+
+var transitionTime = regexp.MustCompile(`lastTransitionTime: "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z"`)
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from what the commands print")
 
@@ -60,6 +63,9 @@ func TestGoldenOutputs(t *testing.T) {
 			}
 			got := strings.ReplaceAll("--- stdout\n"+res.stdout+"--- stderr\n"+res.stderr, tree, "<tree>")
 			got = strings.ReplaceAll(got, plant.RepoRoot(t), "<repo>")
+			// Crossplane's reconciler stamps conditions with the time it
+			// ran.
+			got = transitionTime.ReplaceAllString(got, "lastTransitionTime: <time>")
 			golden := filepath.Join("testdata", name+".golden")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {

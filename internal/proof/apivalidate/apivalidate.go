@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 
-	crankcrd "github.com/crossplane/crossplane/v2/cmd/crank/common/crd"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -119,7 +118,7 @@ func (v *Validator) AddDefinitions(objs []*unstructured.Unstructured, source str
 	if len(defs) == 0 {
 		return nil
 	}
-	crds, err := crankcrd.ConvertToCRDs(defs)
+	crds, err := CRDs(defs)
 	if err != nil {
 		return fmt.Errorf("derive CRDs from %s: %w", source, err)
 	}

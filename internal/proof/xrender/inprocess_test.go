@@ -65,7 +65,7 @@ func startBinary(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	target := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "--address", target)
+	cmd := exec.Command(bin, "--insecure", "--address", target)
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "TLS_SERVER_CERTS_DIR=") {
 			cmd.Env = append(cmd.Env, e)
@@ -171,9 +171,9 @@ func diff(a, b []*unstructured.Unstructured) []string {
 }
 
 // TestInProcessEqualsDeployedBinary renders claims through the tree's
-// Composition twice, with the function in-process (xpfn) and as the
-// deployed binary (fn, function-sdk-go), and requires the same composite
-// and composed resources: the two adapters cannot drift.
+// Composition twice, with the function served in-process and as the
+// deployed binary, and requires the same composite and composed
+// resources: what fleet shows is what the released function composes.
 func TestInProcessEqualsDeployedBinary(t *testing.T) {
 	ctx := context.Background()
 	info := clusterinfo.Example()

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource/unstructured/composed"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
@@ -14,8 +14,7 @@ import (
 // result) must come out unchanged while the observed ones carry a name
 // and the provider's status.
 func TestObserveLeavesDesired(t *testing.T) {
-	cd := composed.New()
-	cd.Object = map[string]any{
+	cd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "iam.aws.m.upbound.io/v1beta1",
 		"kind":       "Role",
 		"metadata": map[string]any{
@@ -24,8 +23,8 @@ func TestObserveLeavesDesired(t *testing.T) {
 		},
 		"spec":   map[string]any{"forProvider": map[string]any{"assumeRolePolicy": "{}", "tags": map[string]any{"a": "b"}}},
 		"status": map[string]any{"note": "desired"},
-	}
-	desired := []composed.Unstructured{*cd}
+	}}
+	desired := []*unstructured.Unstructured{cd}
 	before := cd.DeepCopy().Object
 	got := observe(desired, clusterinfo.Example())
 	if !reflect.DeepEqual(desired[0].Object, before) {

@@ -1,11 +1,13 @@
 // Package xrender renders a WorkloadCluster claim (or any Crossplane claim)
 // into the composite resource and the resources its Composition composes,
-// with Crossplane's own render (github.com/crossplane/crossplane/v2
-// cmd/crank/render) and the real composition functions: this project's
-// function-workload-cluster served in-process (functions/workload-cluster/xpfn),
-// pinned upstream functions built from the nested tool module
-// internal/build/tools/functions and run as local processes; render reaches each
-// at its gRPC target (render.crossplane.io/runtime: Development).
+// with Crossplane's own render at the pinned release (`crossplane internal
+// render`: the real composite reconciler against an in-memory client, its
+// protobuf RenderRequest contract, served to many requests by one process,
+// internal/build/tools/crossplane/renderserver) and the real composition
+// functions: this project's function-workload-cluster served in-process
+// over gRPC (package fn, the deployed function's code), pinned upstream
+// functions built from their tool modules and run as local processes;
+// render reaches each at its gRPC address.
 //
 // The claim is bound the way Crossplane's claim controller binds it: the
 // claim is defaulted by its CRD, its spec copied into a new composite
@@ -19,25 +21,25 @@
 package xrender
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource/unstructured/composed"
-	ucomposite "github.com/crossplane/crossplane-runtime/v2/pkg/resource/unstructured/composite"
-	xpapiextv1 "github.com/crossplane/crossplane/v2/apis/apiextensions/v1"
-	pkgv1 "github.com/crossplane/crossplane/v2/apis/pkg/v1"
-	crankcrd "github.com/crossplane/crossplane/v2/cmd/crank/common/crd"
-	"github.com/crossplane/crossplane/v2/cmd/crank/render"
+	xpapiextv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
+	renderv1alpha1 "github.com/crossplane/crossplane/v2/proto/render/v1alpha1"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,9 +47,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
@@ -99,7 +103,7 @@ func (r Renderer) Render(ctx context.Context, claim *unstructured.Unstructured, 
 	if err != nil {
 		return nil, err
 	}
-	crds, err := crankcrd.ConvertToCRDs([]*unstructured.Unstructured{xrd})
+	crds, err := apivalidate.CRDs([]*unstructured.Unstructured{xrd})
 	if err != nil {
 		return nil, fmt.Errorf("derive CRDs from XRD %s: %w", xrd.GetName(), err)
 	}
@@ -116,23 +120,44 @@ func (r Renderer) Render(ctx context.Context, claim *unstructured.Unstructured, 
 		return nil, err
 	}
 
-	var observed []composed.Unstructured
-	var out render.Outputs
+	client, err := renderClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := &renderv1alpha1.CompositeInput{Functions: fns}
+	if in.Composition, err = toStruct(comp); err != nil {
+		return nil, err
+	}
+	if in.CompositeResourceDefinition, err = toStruct(xrd.Object); err != nil {
+		return nil, err
+	}
+	var observed []*unstructured.Unstructured
+	var out *renderv1alpha1.CompositeOutput
+	var composedObjs []*unstructured.Unstructured
 	for pass := 0; pass < passes; pass++ {
-		in := render.Inputs{
-			CompositeResource: toComposite(xr),
-			Composition:       comp,
-			Functions:         fns,
-			ObservedResources: observed,
+		if in.CompositeResource, err = toStruct(xr.Object); err != nil {
+			return nil, err
 		}
-		out, err = render.Render(ctx, logging.NewNopLogger(), in)
+		in.ObservedResources = in.ObservedResources[:0]
+		for _, o := range observed {
+			st, err := toStruct(o.Object)
+			if err != nil {
+				return nil, err
+			}
+			in.ObservedResources = append(in.ObservedResources, st)
+		}
+		out, err = renderComposite(ctx, client, in)
 		if err != nil {
 			return nil, fmt.Errorf("render %s %s/%s with Composition %s: %w", claim.GetKind(), claim.GetNamespace(), claim.GetName(), comp.GetName(), err)
 		}
-		next := observe(out.ComposedResources, info)
-		// The XR status the functions desired is what the next reconcile
+		composedObjs = composedObjs[:0]
+		for _, c := range out.GetComposedResources() {
+			composedObjs = append(composedObjs, &unstructured.Unstructured{Object: c.AsMap()})
+		}
+		next := observe(composedObjs, info)
+		// The XR status the reconcile wrote is what the next reconcile
 		// observes (e.g. ToCompositeFieldPath from composed status).
-		status, _, _ := unstructured.NestedMap(out.CompositeResource.UnstructuredContent(), "status")
+		status, _ := out.GetCompositeResource().AsMap()["status"].(map[string]any)
 		statusChanged := !reflect.DeepEqual(status, xr.Object["status"])
 		if status != nil {
 			xr.Object["status"] = status
@@ -143,34 +168,89 @@ func (r Renderer) Render(ctx context.Context, claim *unstructured.Unstructured, 
 		observed = next
 	}
 
-	res := &Result{Composite: &unstructured.Unstructured{Object: out.CompositeResource.UnstructuredContent()}}
-	// Render drops metadata the XR carries in the cluster; restore it.
-	res.Composite.SetLabels(xr.GetLabels())
-	res.Composite.SetAnnotations(xr.GetAnnotations())
-	if spec, ok := xr.Object["spec"]; ok {
-		if _, has := res.Composite.Object["spec"]; !has {
-			res.Composite.Object["spec"] = spec
+	// Render reports the XR as the reconcile last wrote it: its status, or
+	// the server-side apply of what the reconciler sets in spec (resource
+	// references). The API server merges those writes into the XR; so does
+	// this.
+	res := &Result{Composite: xr.DeepCopy()}
+	written := out.GetCompositeResource().AsMap()
+	if spec, ok := written["spec"].(map[string]any); ok {
+		into, _ := res.Composite.Object["spec"].(map[string]any)
+		if into == nil {
+			into = map[string]any{}
+			res.Composite.Object["spec"] = into
+		}
+		for k, v := range spec {
+			into[k] = v
 		}
 	}
-	for i := range out.ComposedResources {
-		// out is not used again: its objects are kept without a copy,
-		// each under its own header, so that keeping one of them does not
-		// keep the whole array (and with it every object) alive.
-		cd := &unstructured.Unstructured{Object: out.ComposedResources[i].Object}
+	if uid, ok, _ := unstructured.NestedString(written, "metadata", "uid"); ok {
+		res.Composite.SetUID(types.UID(uid))
+	}
+	for _, cd := range composedObjs {
 		// Names the API server would generate are given deterministically.
 		if cd.GetName() == "" && cd.GetGenerateName() != "" {
 			cd.SetName(generatedName(cd))
 		}
 		res.Composed = append(res.Composed, cd)
 	}
-	for _, r := range out.Results {
-		if sev, _, _ := unstructured.NestedString(r.Object, "severity"); sev == "SEVERITY_WARNING" {
-			step, _, _ := unstructured.NestedString(r.Object, "step")
-			msg, _, _ := unstructured.NestedString(r.Object, "message")
-			res.Warnings = append(res.Warnings, fmt.Sprintf("step %s: %s", step, msg))
+	for _, e := range out.GetEvents() {
+		if e.GetType() == "Warning" {
+			res.Warnings = append(res.Warnings, e.GetReason()+": "+e.GetMessage())
 		}
 	}
 	return res, nil
+}
+
+// renderComposite sends one CompositeInput to the render server: Crossplane's
+// `crossplane internal render` at the pinned release.
+func renderComposite(ctx context.Context, c *http.Client, in *renderv1alpha1.CompositeInput) (*renderv1alpha1.CompositeOutput, error) {
+	body, err := proto.Marshal(&renderv1alpha1.RenderRequest{Input: &renderv1alpha1.RenderRequest_Composite{Composite: in}})
+	if err != nil {
+		return nil, fmt.Errorf("encode RenderRequest: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://render/render", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	rsp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errServerGone, err)
+	}
+	defer rsp.Body.Close()
+	b, err := io.ReadAll(rsp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if rsp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("crossplane internal render (exit %s): %s", rsp.Header.Get("X-Render-Exit-Code"), rsp.Header.Get("X-Render-Error"))
+	}
+	out := &renderv1alpha1.RenderResponse{}
+	if err := proto.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("decode RenderResponse: %w", err)
+	}
+	if out.GetComposite() == nil || out.GetComposite().GetCompositeResource() == nil {
+		return nil, errors.New("crossplane internal render returned no composite resource")
+	}
+	return out.GetComposite(), nil
+}
+
+// toStruct converts a JSON-shaped value (a map, or a typed object through
+// its JSON form) to a protobuf Struct.
+func toStruct(v any) (*structpb.Struct, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+		if err != nil {
+			return nil, fmt.Errorf("convert %T: %w", v, err)
+		}
+		m = u
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil, fmt.Errorf("convert %T to protobuf: %w", v, err)
+	}
+	return s, nil
 }
 
 // RenderClaim renders the claim in the file claimPath against the tree at
@@ -334,7 +414,7 @@ func bind(claim *unstructured.Unstructured, crds []*extv1.CustomResourceDefiniti
 	gvk := claim.GroupVersionKind()
 	if gvk.Kind == xrCRD.Spec.Names.Kind {
 		xr := claim.DeepCopy()
-		if err := render.DefaultValues(xr.Object, xr.GetAPIVersion(), *xrCRD); err != nil {
+		if err := apivalidate.Default(xr.Object, xr.GetAPIVersion(), xrCRD); err != nil {
 			return nil, err
 		}
 		return xr, nil
@@ -343,7 +423,7 @@ func bind(claim *unstructured.Unstructured, crds []*extv1.CustomResourceDefiniti
 		return nil, fmt.Errorf("XRD for %s has no claimNames", gvk.GroupKind())
 	}
 	c := claim.DeepCopy()
-	if err := render.DefaultValues(c.Object, c.GetAPIVersion(), *claimCRD); err != nil {
+	if err := apivalidate.Default(c.Object, c.GetAPIVersion(), claimCRD); err != nil {
 		return nil, fmt.Errorf("claim %s/%s: %w", claim.GetNamespace(), claim.GetName(), err)
 	}
 	version := ""
@@ -389,7 +469,7 @@ func bind(claim *unstructured.Unstructured, crds []*extv1.CustomResourceDefiniti
 		"namespace":  claim.GetNamespace(),
 	}
 	xr.Object["spec"] = spec
-	if err := render.DefaultValues(xr.Object, xr.GetAPIVersion(), *xrCRD); err != nil {
+	if err := apivalidate.Default(xr.Object, xr.GetAPIVersion(), xrCRD); err != nil {
 		return nil, err
 	}
 	return xr, nil
@@ -437,16 +517,16 @@ func findComposition(xr *unstructured.Unstructured, defs []*unstructured.Unstruc
 	return comp, nil
 }
 
-// functions returns the pipeline's Functions, set to the Development
-// runtime at the target that serves each.
-func functions(ctx context.Context, comp *xpapiextv1.Composition, defs []*unstructured.Unstructured, functionTarget func(context.Context, string, string) (string, error)) ([]pkgv1.Function, error) {
+// functions returns the pipeline's Functions as render's inputs: each at
+// the gRPC address that serves it.
+func functions(ctx context.Context, comp *xpapiextv1.Composition, defs []*unstructured.Unstructured, functionTarget func(context.Context, string, string) (string, error)) ([]*renderv1alpha1.FunctionInput, error) {
 	byName := map[string]*unstructured.Unstructured{}
 	for _, d := range defs {
 		if d.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "pkg.crossplane.io", Kind: "Function"}) {
 			byName[d.GetName()] = d
 		}
 	}
-	var out []pkgv1.Function
+	var out []*renderv1alpha1.FunctionInput
 	done := map[string]bool{}
 	for _, step := range comp.Spec.Pipeline {
 		name := step.FunctionRef.Name
@@ -464,14 +544,7 @@ func functions(ctx context.Context, comp *xpapiextv1.Composition, defs []*unstru
 		if err != nil {
 			return nil, fmt.Errorf("Function %s: %w", name, err)
 		}
-		fn := pkgv1.Function{}
-		fn.SetName(name)
-		fn.SetAnnotations(map[string]string{
-			render.AnnotationKeyRuntime:                  string(render.AnnotationValueRuntimeDevelopment),
-			render.AnnotationKeyRuntimeDevelopmentTarget: target,
-		})
-		fn.Spec.Package = pkg
-		out = append(out, fn)
+		out = append(out, &renderv1alpha1.FunctionInput{Name: name, Address: target})
 	}
 	return out, nil
 }
@@ -487,17 +560,11 @@ func splitPackage(pkg string) (repo, tag string) {
 	return pkg, ""
 }
 
-func toComposite(xr *unstructured.Unstructured) *ucomposite.Unstructured {
-	c := ucomposite.New(ucomposite.WithSchema(ucomposite.SchemaLegacy))
-	c.Object = xr.DeepCopy().Object
-	return c
-}
-
 // generatedName gives a generateName object the name the API server
 // would, deterministically (5 characters from a hash of the prefix and the
 // object's identity).
 func generatedName(o *unstructured.Unstructured) string {
-	h := sha256.Sum256([]byte(o.GetGenerateName() + "|" + o.GetNamespace() + "|" + o.GetKind() + "|" + o.GetAnnotations()[render.AnnotationKeyCompositionResourceName]))
+	h := sha256.Sum256([]byte(o.GetGenerateName() + "|" + o.GetNamespace() + "|" + o.GetKind() + "|" + o.GetAnnotations()[annotationCompositionResourceName]))
 	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
 	var sb strings.Builder
 	for i := 0; i < 5; i++ {
@@ -506,27 +573,29 @@ func generatedName(o *unstructured.Unstructured) string {
 	return o.GetGenerateName() + sb.String()
 }
 
+// annotationCompositionResourceName names a composed resource within its
+// composite (crossplane-runtime pkg/xcrd).
+const annotationCompositionResourceName = "crossplane.io/composition-resource-name"
+
 // observe turns desired composed resources into observed ones, as if the
 // providers had created them. An observed object shares its spec (and all
 // but metadata and status) with the desired one: this copies the two maps
 // it writes, and neither render nor the functions write to what they
 // observe (they get it as protobuf).
-func observe(desired []composed.Unstructured, info clusterinfo.Values[string]) []composed.Unstructured {
-	out := make([]composed.Unstructured, 0, len(desired))
-	for i := range desired {
-		cd := composed.New()
-		cd.Object = maps.Clone(desired[i].Object)
+func observe(desired []*unstructured.Unstructured, info clusterinfo.Values[string]) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(desired))
+	for _, d := range desired {
+		u := &unstructured.Unstructured{Object: maps.Clone(d.Object)}
 		for _, k := range []string{"metadata", "status"} {
-			if m, ok := cd.Object[k].(map[string]any); ok {
-				cd.Object[k] = maps.Clone(m)
+			if m, ok := u.Object[k].(map[string]any); ok {
+				u.Object[k] = maps.Clone(m)
 			}
 		}
-		u := &cd.Unstructured
 		if u.GetName() == "" {
 			u.SetName(generatedName(u))
 		}
 		fakeStatus(u, info)
-		out = append(out, *cd)
+		out = append(out, u)
 	}
 	return out
 }
@@ -628,16 +697,16 @@ func hash(s string, n int) string {
 
 // sameDesired reports whether two observed sets hold the same resources
 // with the same specs.
-func sameDesired(a, b []composed.Unstructured) bool {
+func sameDesired(a, b []*unstructured.Unstructured) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	idx := map[string]any{}
 	for i := range a {
-		idx[a[i].GetAnnotations()[render.AnnotationKeyCompositionResourceName]] = a[i].Object["spec"]
+		idx[a[i].GetAnnotations()[annotationCompositionResourceName]] = a[i].Object["spec"]
 	}
 	for i := range b {
-		s, ok := idx[b[i].GetAnnotations()[render.AnnotationKeyCompositionResourceName]]
+		s, ok := idx[b[i].GetAnnotations()[annotationCompositionResourceName]]
 		if !ok || !reflect.DeepEqual(s, b[i].Object["spec"]) {
 			return false
 		}

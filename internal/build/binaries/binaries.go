@@ -1,0 +1,180 @@
+// Package binaries builds the upstream programs the tests run for real
+// (API servers, controllers, Crossplane, composition functions) from the
+// tool modules under internal/build/tools, each of which pins one upstream
+// release with the Go module proxy's go.sum. A binary is built once per
+// content of its tool module (go.mod, go.sum and any Go files), link flags
+// and Go toolchain, into the user cache directory, so a warm run does not
+// rebuild and parallel test processes share one build.
+package binaries
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Tool is one binary built from a tool module.
+type Tool struct {
+	// Name is the binary's file name.
+	Name string
+	// Module is the tool module's directory under internal/build/tools.
+	Module string
+	// Package is the main package to build, as its import path.
+	Package string
+	// LDFlags are passed to go build -ldflags.
+	LDFlags string
+	// Toolchain, when set, is the GOTOOLCHAIN the build needs (a module
+	// that requires a newer Go than the local one); the go command fetches
+	// that toolchain from the module proxy.
+	Toolchain string
+}
+
+// ToolsDir is internal/build/tools of the repository holding this source
+// file, or found by walking up from the working directory.
+func ToolsDir() (string, error) {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		d := filepath.Join(filepath.Dir(file), "..", "tools")
+		if _, err := os.Stat(d); err == nil {
+			return filepath.Clean(d), nil
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		c := filepath.Join(d, "internal", "build", "tools")
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("cannot find internal/build/tools (the tool modules that pin upstream binaries)")
+		}
+	}
+}
+
+// CacheDir is where built binaries are kept: $EKS_FLEET_BIN_CACHE, else
+// eks-fleet/bin under the user cache directory.
+func CacheDir() string {
+	if d := os.Getenv("EKS_FLEET_BIN_CACHE"); d != "" {
+		return d
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	return filepath.Join(cache, "eks-fleet", "bin")
+}
+
+// Key is what a built binary depends on: the tool module's files, the
+// package, link flags, toolchain and the local Go version.
+func (t Tool) Key(toolsDir string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00", t.Package, t.LDFlags, t.Toolchain, runtime.Version(), runtime.GOARCH)
+	dir := filepath.Join(toolsDir, filepath.FromSlash(t.Module))
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != dir {
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+					return filepath.SkipDir // another tool module
+				}
+			}
+			return nil
+		}
+		if n := d.Name(); n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("tool module %s: %w", t.Module, err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(dir, f)
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// Path is where t's binary is cached (it may not exist yet).
+func (t Tool) Path(toolsDir string) (string, error) {
+	k, err := t.Key(toolsDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(CacheDir(), t.Name+"-"+k), nil
+}
+
+// Build returns the path of t's binary, building it first unless it is
+// cached. Concurrent callers, in this process or others, build it once.
+func Build(ctx context.Context, t Tool) (string, error) {
+	tools, err := ToolsDir()
+	if err != nil {
+		return "", err
+	}
+	bin, err := t.Path(tools)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(bin+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close anyway
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // built while we waited
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
+	args := []string{"build", "-trimpath", "-o", tmp}
+	if t.LDFlags != "" {
+		args = append(args, "-ldflags", t.LDFlags)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, t.Package)...)
+	cmd.Dir = filepath.Join(tools, filepath.FromSlash(t.Module))
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	if t.Toolchain != "" {
+		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+t.Toolchain)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("build %s (%s) in %s: %w\n%s", t.Name, t.Package, cmd.Dir, err, out.String())
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return bin, nil
+}

@@ -1,0 +1,55 @@
+package binaries
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+)
+
+// kubeLDFlags stamp the Kubernetes release into the binaries, as upstream's
+// release build does (hack/lib/version.sh): without them the API server
+// reports v0.0.0-master and discovery clients refuse it.
+func kubeLDFlags() string {
+	major, minor, _ := strings.Cut(versions.KubernetesRelease, ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var b strings.Builder
+	for k, v := range map[string]string{
+		"gitVersion":   "v" + versions.KubernetesRelease,
+		"gitMajor":     major,
+		"gitMinor":     minor,
+		"gitTreeState": "clean",
+		"buildDate":    "1970-01-01T00:00:00Z",
+	} {
+		fmt.Fprintf(&b, " -X k8s.io/component-base/version.%s=%s", k, v)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// The upstream programs the tests run. Each tool module pins the release
+// internal/contract/versions names (TestToolModulesPinVersions).
+var (
+	KubeAPIServer         = Tool{Name: "kube-apiserver", Module: "kubernetes", Package: "k8s.io/kubernetes/cmd/kube-apiserver", LDFlags: kubeLDFlags()}
+	KubeControllerManager = Tool{Name: "kube-controller-manager", Module: "kubernetes", Package: "k8s.io/kubernetes/cmd/kube-controller-manager", LDFlags: kubeLDFlags()}
+	KubeScheduler         = Tool{Name: "kube-scheduler", Module: "kubernetes", Package: "k8s.io/kubernetes/cmd/kube-scheduler", LDFlags: kubeLDFlags()}
+	Etcd                  = Tool{Name: "etcd", Module: "etcd", Package: "go.etcd.io/etcd/server/v3"}
+	Kwok                  = Tool{Name: "kwok", Module: "kwok", Package: "sigs.k8s.io/kwok/cmd/kwok"}
+	SourceController      = Tool{Name: "source-controller", Module: "source-controller", Package: "github.com/fluxcd/source-controller"}
+	KustomizeController   = Tool{Name: "kustomize-controller", Module: "kustomize-controller", Package: "github.com/fluxcd/kustomize-controller"}
+	HelmController        = Tool{Name: "helm-controller", Module: "helm-controller", Package: "github.com/fluxcd/helm-controller"}
+	Crossplane            = Tool{Name: "crossplane", Module: "crossplane", Package: "github.com/crossplane/crossplane/v2/cmd/crossplane"}
+	// RenderServer serves Crossplane's `internal render` command to many
+	// requests from one process (tools/crossplane/renderserver).
+	RenderServer      = Tool{Name: "crossplane-render-server", Module: "crossplane", Package: "github.com/gitops-fleet/eks-fleet/internal/build/tools/crossplane/renderserver"}
+	SealedSecrets     = Tool{Name: "sealed-secrets-controller", Module: "sealed-secrets", Package: "github.com/bitnami-labs/sealed-secrets/cmd/controller"}
+	ExternalSecrets   = Tool{Name: "external-secrets", Module: "external-secrets", Package: "github.com/external-secrets/external-secrets"}
+	PatchAndTransform = Tool{Name: "function-patch-and-transform", Module: "functions/patch-and-transform", Package: "github.com/crossplane-contrib/function-patch-and-transform"}
+	AutoReady         = Tool{Name: "function-auto-ready", Module: "functions/auto-ready", Package: "github.com/crossplane/function-auto-ready"}
+)
+
+// All lists every tool, in the order a cold build should take them.
+func All() []Tool {
+	return []Tool{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok,
+		SourceController, KustomizeController, HelmController, Crossplane, RenderServer,
+		ExternalSecrets, SealedSecrets, PatchAndTransform, AutoReady}
+}

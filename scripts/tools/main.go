@@ -1,0 +1,57 @@
+// Command tools builds the upstream programs the tests run (etcd, the
+// Kubernetes control plane, kwok, Flux's controllers, Crossplane, External
+// Secrets, Sealed Secrets, the pinned composition functions) into the
+// binary cache, and prints where each is. The tests build what they need
+// themselves; run this to build everything ahead, or to see the paths.
+//
+//	go run ./scripts/tools [NAME...]
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+)
+
+func main() {
+	want := map[string]bool{}
+	for _, a := range os.Args[1:] {
+		want[a] = true
+	}
+	var unknown []string
+	for n := range want {
+		found := false
+		for _, t := range binaries.All() {
+			found = found || t.Name == n
+		}
+		if !found {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(os.Stderr, "unknown tools %v; known:", unknown)
+		for _, t := range binaries.All() {
+			fmt.Fprintf(os.Stderr, " %s", t.Name)
+		}
+		fmt.Fprintln(os.Stderr)
+		os.Exit(2)
+	}
+	failed := false
+	for _, t := range binaries.All() {
+		if len(want) > 0 && !want[t.Name] {
+			continue
+		}
+		p, err := binaries.Build(context.Background(), t)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			failed = true
+			continue
+		}
+		fmt.Printf("%s\t%s\n", t.Name, p)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
