@@ -13,6 +13,7 @@ require (
 	github.com/fluxcd/pkg/apis/kustomize v1.21.0
 	github.com/fluxcd/pkg/apis/meta v1.30.2
 	github.com/fluxcd/pkg/kustomize v1.41.0
+	github.com/fluxcd/pkg/runtime v0.110.1
 	github.com/google/cel-go v0.30.0
 	github.com/google/go-containerregistry v0.21.8
 	github.com/pulumi/pulumi-aws/sdk/v6 v6.83.2
@@ -37,6 +38,11 @@ require (
 	sigs.k8s.io/kustomize/api v0.21.1
 	sigs.k8s.io/kustomize/kyaml v0.21.1
 	sigs.k8s.io/yaml v1.6.0
+)
+
+require (
+	github.com/fluxcd/cli-utils v1.2.2 // indirect
+	k8s.io/cli-runtime v0.36.2 // indirect
 )
 
 require (
@@ -200,7 +206,7 @@ require (
 	k8s.io/gengo/v2 v2.0.0-20260408192533-25e2208e0dc3 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
-	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
+	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	lukechampine.com/frand v1.4.2 // indirect
 	sigs.k8s.io/controller-tools v0.20.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect

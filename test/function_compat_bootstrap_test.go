@@ -27,9 +27,10 @@ import (
 // bootstrapFixed are the fields the function changes on purpose, per
 // composition-resource-name (the deploy-key step checks the
 // deploy key on the spoke by name instead of only what it applied, which is
-// nothing when the folder is empty).
+// nothing when the folder is empty); and it fails, rather than waits out
+// its timeout, on a key the spoke's Sealed Secrets cannot decrypt.
 var bootstrapFixed = map[string][]string{
-	compose.StepKeyPrefix + compose.DeployKeyPart: {"wait", "healthChecks"},
+	compose.StepKeyPrefix + compose.DeployKeyPart: {"wait", "healthChecks", "healthCheckExprs"},
 }
 
 // TestFunctionBootstrapMatchesComposition renders the committed claim and a
@@ -186,6 +187,18 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 				if m["kind"] == "Secret" && m["name"] == deploykey.SecretName && m["namespace"] == deploykey.SecretNamespace {
 					secret = true
 				}
+			}
+			// The second fixed defect: a key sealed for another certificate
+			// fails the step (the failed expression) instead of waiting it out.
+			exprs, _, _ := unstructured.NestedSlice(dkNew, "spec", "healthCheckExprs")
+			failed := ""
+			for _, e := range exprs {
+				if m, _ := e.(map[string]any); m["kind"] == "SealedSecret" {
+					failed, _ = m["failed"].(string)
+				}
+			}
+			if !strings.Contains(failed, "no key could decrypt secret") {
+				t.Errorf("function %s: SealedSecret health check has no failed expression for an undecryptable key: %q", dk, failed)
 			}
 			if nw || !secret {
 				t.Errorf("function %s: wait %v, checks Secret %s/%s %v: an empty deploy-key folder would pass", dk, nw, deploykey.SecretNamespace, deploykey.SecretName, secret)

@@ -4,7 +4,10 @@ import (
 	"sort"
 	"strings"
 
+	kustomize "github.com/fluxcd/pkg/apis/kustomize"
+	fluxcel "github.com/fluxcd/pkg/runtime/cel"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
@@ -151,6 +154,7 @@ func (r *run) checkRefs(cluster string, b kbuild.Built, present map[string]bool,
 	switch o.GetKind() {
 	case "Kustomization":
 		ref("spec", "sourceRef")
+		r.checkHealthCheckExprs(b, file, name)
 	case "HelmRelease":
 		ref("spec", "chartRef")
 		ref("spec", "chart", "spec", "sourceRef")
@@ -231,5 +235,27 @@ func checkUsages(s sink, file string, claim *unstructured.Unstructured, composed
 		if state[n] == 0 && visit(n) {
 			break
 		}
+	}
+}
+
+// checkHealthCheckExprs builds spec.healthCheckExprs with the status reader
+// the pinned kustomize-controller builds before it applies anything
+// (kustomize-controller internal/controller/kustomization_controller.go:190,
+// fluxcd/pkg/runtime cel/status_reader.go:43): a duplicate GroupKind or an
+// expression that does not compile stalls the Kustomization there.
+func (r *run) checkHealthCheckExprs(b kbuild.Built, file, name string) {
+	raw, ok, _ := unstructured.NestedSlice(b.Object.Object, "spec", "healthCheckExprs")
+	if !ok || len(raw) == 0 {
+		return
+	}
+	var spec struct {
+		Checks []kustomize.CustomHealthCheck `json:"checks"`
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"checks": raw}, &spec); err != nil {
+		r.add(CheckGraph, file, name, "spec.healthCheckExprs: %v", err)
+		return
+	}
+	if _, err := fluxcel.NewStatusReader(spec.Checks); err != nil {
+		r.add(CheckGraph, file, name, "spec.healthCheckExprs: kustomize-controller would stall this Kustomization: %v", err)
 	}
 }

@@ -177,6 +177,8 @@ type renderedClaim struct {
 	own findingList
 	// dropped counts the composed objects let go after those checks.
 	dropped int
+	// kinds holds one composed object of each kind (checkServed).
+	kinds []*unstructured.Unstructured
 }
 
 // Run proves the tree. The error is for failures of the proof itself
@@ -363,6 +365,7 @@ func (r *run) do(rewritten []string) error {
 	r.checkRawAPIs()
 	r.checkUnreached()
 	r.checkUnique()
+	r.checkServed()
 	r.checkGraph()
 	r.checkIRSA()
 	r.checkApps()
@@ -609,6 +612,7 @@ func (r *run) examine(file string, claim *unstructured.Unstructured, res *xrende
 	r.checkSpokeAccess(s, file, claim, res.Composed)
 	checkUsages(s, file, claim, res.Composed)
 	rc.names = composedNames(res.Composed)
+	rc.kinds = oneOfEachKind(res.Composed)
 	if !r.opts.KeepRendered {
 		n := len(res.Composed)
 		res.Composed = keptComposed(res.Composed)

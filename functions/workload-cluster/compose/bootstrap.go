@@ -69,6 +69,18 @@ func readyExpr(apiVersion, kind, failed string) Object {
 // DeployKeyPart is the step that applies the spoke's sealed deploy key.
 const DeployKeyPart = "deploy-key"
 
+// sealedSecretsCannotDecrypt is the Sealed Secrets controller's unseal
+// error when no key it holds opens the secret (sealed-secrets
+// pkg/crypto/crypto.go:84, HybridDecrypt); the controller writes it as the
+// message of the SealedSecret's Synced=False condition
+// (pkg/controller/controller.go:488-505).
+const sealedSecretsCannotDecrypt = "no key could decrypt secret"
+
+// failedDeployKey is how kustomize-controller reports a health check
+// whose failed expression matched (fluxcd/pkg/ssa manager_wait.go:180,
+// "<Kind>/<namespace>/<name> status: 'Failed'", in the Ready message).
+var failedDeployKey = "SealedSecret/" + deploykey.SecretNamespace + "/" + deploykey.SecretName + " status: 'Failed'"
+
 // sealedSecretInventoryID is the deploy key's id in a Kustomization
 // inventory (namespace_name_group_kind).
 var sealedSecretInventoryID = deploykey.SecretNamespace + "_" + deploykey.SecretName + "_bitnami.com_SealedSecret"
@@ -100,7 +112,8 @@ func BootstrapSteps() []Step {
 		{Part: DeployKeyPart, Remote: true, Timeout: "10m", DeletionPolicy: deletionOrphan, Wait: false,
 			HealthChecks: []Object{ref("bitnami.com/v1alpha1", "SealedSecret"), ref("v1", "Secret")},
 			HealthCheckExprs: []Object{{"apiVersion": "bitnami.com/v1alpha1", "kind": "SealedSecret",
-				"current": "status.conditions.exists(c, c.type == 'Synced' && c.status == 'True')"}}},
+				"current": "status.conditions.exists(c, c.type == 'Synced' && c.status == 'True')",
+				"failed":  "status.conditions.exists(c, c.type == 'Synced' && c.status == 'False' && c.message.contains('" + sealedSecretsCannotDecrypt + "'))"}}},
 		{Part: "sync", Path: "spoke-bootstrap/sync", Remote: true, Timeout: "30m", DeletionPolicy: deletionOrphan, Wait: true},
 		// timeout bounds the wait for the spoke's own workloads
 		// Kustomization (timeout 20m) to finish pruning at deletion.
@@ -357,6 +370,16 @@ func deployKeyNotice(spoke string, obs map[string]Object) (n Notice, seen bool) 
 	if ConditionTrue(o, "Ready") {
 		return Notice{Type: DeployKeyCondition, Status: true, Reason: "Available"}, true
 	}
+	if strings.Contains(conditionMessage(o, "Ready"), failedDeployKey) {
+		return Notice{
+			Type:   DeployKeyCondition,
+			Warn:   true,
+			Reason: "CannotDecrypt",
+			Message: fmt.Sprintf("spoke %s: the spoke's Sealed Secrets cannot decrypt gitops-workloads/clusters/%s/flux-system's SealedSecret %s/%s: "+
+				"it was sealed for another environment's certificate; reseal it with `fleet seal` against this hub's certificate and merge",
+				spoke, spoke, deploykey.SecretNamespace, deploykey.SecretName),
+		}, true
+	}
 	entries, _ := field(o, "status", "inventory", "entries").([]any)
 	for _, e := range entries {
 		if str(e, "id") == sealedSecretInventoryID {
@@ -382,6 +405,17 @@ func ConditionTrue(o any, typ string) bool {
 		}
 	}
 	return false
+}
+
+// conditionMessage is the message of an observed object's condition typ.
+func conditionMessage(o any, typ string) string {
+	conds, _ := field(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		if str(c, "type") == typ {
+			return str(c, "message")
+		}
+	}
+	return ""
 }
 
 // BootstrapReady is the readiness of a bootstrap object from what is

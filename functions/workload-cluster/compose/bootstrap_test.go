@@ -278,6 +278,11 @@ func TestDeployKeyFailsClosed(t *testing.T) {
 			"inventory":  map[string]any{"entries": entries}}}
 		return obs
 	}
+	cannotDecrypt := notReady(sealedSecretInventoryID)
+	cannotDecrypt[StepKeyPrefix+DeployKeyPart]["status"].(map[string]any)["conditions"] = []any{map[string]any{
+		"type": "Ready", "status": "False", "reason": "HealthCheckFailed",
+		// kustomize-controller v1.9.3's message when the failed expression matches.
+		"message": "health check failed after 5.01s: failed early due to stalled resources: [SealedSecret/flux-system/flux-system status: 'Failed']"}}
 	ready := awsObserved("apps-staging")
 	ready[StepKeyPrefix+DeployKeyPart] = Object{"status": map[string]any{
 		"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}
@@ -290,6 +295,7 @@ func TestDeployKeyFailsClosed(t *testing.T) {
 		{"empty folder", notReady(), "DeployKeyMissing"},
 		{"other object only", notReady("flux-system_other_bitnami.com_SealedSecret"), "DeployKeyMissing"},
 		{"key applied, unsealing", notReady(sealedSecretInventoryID), "Unsealing"},
+		{"key sealed for another certificate", cannotDecrypt, "CannotDecrypt"},
 		{"ready", ready, "Available"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -303,7 +309,7 @@ func TestDeployKeyFailsClosed(t *testing.T) {
 			if len(notes) != 1 || notes[0].Type != DeployKeyCondition || notes[0].Reason != tc.reason {
 				t.Fatalf("notices %+v, want one %s reason %s", notes, DeployKeyCondition, tc.reason)
 			}
-			if notes[0].Status != (tc.reason == "Available") || notes[0].Warn != (tc.reason == "DeployKeyMissing") {
+			if notes[0].Status != (tc.reason == "Available") || notes[0].Warn != (tc.reason == "DeployKeyMissing" || tc.reason == "CannotDecrypt") {
 				t.Errorf("status %v warn %v for reason %s", notes[0].Status, notes[0].Warn, tc.reason)
 			}
 			if tc.reason == "DeployKeyMissing" && !strings.Contains(notes[0].Message, "fleet cluster add apps-staging") {

@@ -192,6 +192,12 @@ func Network(p Params) (map[string]Object, error) {
 		}
 	}
 	ref := func(n string) Object { return Object{"name": n} }
+	// alwaysRef is re-resolved on every reconcile: crossplane-runtime keeps
+	// an ID once resolved unless the policy is Always
+	// (crossplane-runtime v2 pkg/reference/reference.go:212-232, IsNoOp),
+	// and the provider, not Crossplane, owns the resolved ID field, so
+	// changing only the Ref's name (natMode) would never reroute.
+	alwaysRef := func(n string) Object { return Object{"name": n, "policy": Object{"resolve": "Always"}} }
 	vpcRef := ref(name("vpc"))
 
 	add("vpc", ec2V1, "VPC", name("vpc"), eks, Object{
@@ -211,7 +217,7 @@ func Network(p Params) (map[string]Object, error) {
 		add("route-table-private-"+z, ec2V1, "RouteTable", name("private-"+z), eks+"-private-"+z, Object{"vpcIdRef": vpcRef})
 		add("route-private-"+z+"-default", "ec2.aws.upbound.io/v1beta2", "Route", name("private-"+z+"-default"), "", Object{
 			"destinationCidrBlock": "0.0.0.0/0", "routeTableIdRef": ref(name("private-" + z)),
-			"natGatewayIdRef": ref(name("nat-" + via[z]))})
+			"natGatewayIdRef": alwaysRef(name("nat-" + via[z]))})
 		add("route-table-association-public-"+z, ec2V1, "RouteTableAssociation", name("public-"+z), "", Object{
 			"subnetIdRef": ref(name("public-" + z)), "routeTableIdRef": ref(name("public"))})
 		add("route-table-association-private-"+z, ec2V1, "RouteTableAssociation", name("private-"+z), "", Object{

@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reference"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
@@ -141,6 +144,24 @@ func TestNATModeChangeReroutes(t *testing.T) {
 		}
 		if _, ok := after["nat-gateway-"+z]; !ok {
 			t.Errorf("per-az: nat-gateway-%s missing", z)
+		}
+		// The route already carries the ID resolved under "single"; the
+		// changed Ref reroutes only if crossplane-runtime's resolver does
+		// not treat the request as a no-op (an ID once set is kept unless
+		// the policy is Always).
+		var r struct {
+			Spec struct {
+				ForProvider struct {
+					NatGatewayIDRef *xpv2.Reference `json:"natGatewayIdRef"`
+				} `json:"forProvider"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal([]byte(protojson.Format(after[key].GetResource())), &r); err != nil {
+			t.Fatal(err)
+		}
+		req := reference.ResolutionRequest{CurrentValue: "nat-0aaaaaaaaaaaaaaaa", Reference: r.Spec.ForProvider.NatGatewayIDRef}
+		if req.IsNoOp() {
+			t.Errorf("per-az: %s keeps the NAT it resolved first: crossplane-runtime does not re-resolve %+v", key, r.Spec.ForProvider.NatGatewayIDRef)
 		}
 	}
 }

@@ -235,12 +235,9 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 		return fmt.Errorf("%s: %w", kpath, err)
 	}
 	ch.Write(kpath, kb)
-	wl := fleettree.WorkloadsRel(name)
-	ch.Write(wl+"/"+fleettree.Kustomization, kustfile.New(
-		"Apps on spoke "+name+": the governance team adds one entry per app\n(fleet app add APP --cluster "+name+" ...). The spoke's own Flux applies this folder."))
-	ch.Write(wl+"/"+fleettree.DeployKeyDir+"/"+fleettree.Kustomization, kustfile.New(
-		"The spoke's read-only Git deploy key, sealed for this environment. The hub\napplies it onto the spoke during bootstrap, before the spoke's GitRepository.",
-		fleettree.DeployKeyFile))
+	for rel, b := range fleettree.WorkloadsScaffold(name) {
+		ch.Write(rel, b)
+	}
 	ch.Write(fleettree.DeployKeyRel(name), append([]byte("# Deploy key of spoke "+name+" (public part: "+dk.Public+")\n"), sealed...))
 
 	if err := a.checkStaged(ctx, t, claims, ch, name); err != nil {

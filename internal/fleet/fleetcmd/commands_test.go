@@ -232,8 +232,33 @@ func TestValidate(t *testing.T) {
 		{name: "json", args: []string{"--format", "json"}, wantCode: 0, want: []string{`"claims": 2`, `"proofRan": true`}},
 		{name: "github annotations", mutate: func(f *fixture) { f.replace(fleettree.ClaimRel("a"), "max: 4", "max: 99") }, args: []string{"--format", "github"},
 			wantCode: 1, want: []string{"::error file=manifests/gitops-system/workload-clusters/a.yaml,title=fleet policy/max-nodes::", "::notice"}},
-		{name: "new claim is eligible", changed: "manifests/gitops-system/workload-clusters/b.yaml\nmanifests/gitops-system/workload-clusters/kustomization.yaml\nmanifests/gitops-workloads/clusters/b/kustomization.yaml\n",
+		{name: "new claim is eligible", changed: addB,
 			wantCode: 0, want: []string{"auto-approval: ELIGIBLE (clusters: b)"}, eligible: ptr(true)},
+		{name: "new claim carrying an app is not eligible", mutate: func(f *fixture) {
+			f.write("gitops-workloads/clusters/b/app.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: mine\n")
+			f.replace("gitops-workloads/clusters/b/kustomization.yaml", "resources: []", "resources: [app.yaml]")
+		}, changed: addB + "manifests/gitops-workloads/clusters/b/app.yaml\n",
+			wantCode: 0, want: []string{"gitops-workloads/clusters/b/kustomization.yaml: differs from the scaffolding `fleet cluster add b` writes", "gitops-workloads/clusters/b/app.yaml: not a file `fleet cluster add b` writes"}, eligible: ptr(false)},
+		{name: "deploy key with an extra object is not eligible", mutate: func(f *fixture) {
+			f.write(fleettree.DeployKeyRel("b"), f.read(fleettree.DeployKeyRel("b"))+"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: mine\n")
+		}, changed: addB,
+			wantCode: 0, want: []string{"deploy-key.yaml: holds 2 objects"}, eligible: ptr(false)},
+		{name: "cluster-wide deploy key is not eligible", mutate: func(f *fixture) {
+			f.replace(fleettree.DeployKeyRel("b"), "metadata:\n  name: flux-system\n", "metadata:\n  annotations:\n    sealedsecrets.bitnami.com/cluster-wide: \"true\"\n  name: flux-system\n")
+		}, changed: addB,
+			wantCode: 0, want: []string{"deploy-key.yaml: not the SealedSecret flux-system/flux-system"}, eligible: ptr(false)},
+		{name: "edited claim carrying workloads is not eligible", mutate: func(f *fixture) {
+			f.replace(fleettree.ClaimRel("a"), "max: 4", "max: 5")
+			f.write("gitops-workloads/clusters/a/kustomization.yaml", f.read("gitops-workloads/clusters/a/kustomization.yaml"))
+		}, changed: "manifests/gitops-system/workload-clusters/a.yaml\nmanifests/gitops-workloads/clusters/a/kustomization.yaml\n",
+			wantCode: 0, want: []string{"changes the workloads of existing cluster a"}, eligible: ptr(false)},
+		{name: "listing gaining more than the added claim is not eligible", mutate: func(f *fixture) {
+			f.write(claimsDir+"/extra.txt", "")
+			f.replace(claimsDir+"/kustomization.yaml", "- b.yaml", "- b.yaml\n  - extra.txt")
+		}, changed: addB,
+			wantCode: 0, want: []string{"lists extra.txt, which is not the claim file of a cluster this request adds"}, eligible: ptr(false)},
+		{name: "edited claim is eligible", mutate: func(f *fixture) { f.replace(fleettree.ClaimRel("a"), "max: 4", "max: 5") },
+			changed: "manifests/gitops-system/workload-clusters/a.yaml\n", wantCode: 0, want: []string{"auto-approval: ELIGIBLE (clusters: a)"}, eligible: ptr(true)},
 		{name: "policy change is not eligible", changed: "manifests/gitops-system/workload-clusters/fleet-policy.yaml\n",
 			wantCode: 0, want: []string{"changes the fleet policy"}, eligible: ptr(false)},
 		{name: "removal is not eligible", changed: "manifests/gitops-system/workload-clusters/gone.yaml\n",
@@ -252,6 +277,10 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.mustAdd("a")
+			if tt.changed != "" {
+				// The pull request's base: cluster a exists, b is added.
+				f.commit()
+			}
 			f.mustAdd("b")
 			if tt.mutate != nil {
 				tt.mutate(f)
@@ -264,7 +293,7 @@ func TestValidate(t *testing.T) {
 				if err := os.WriteFile(p, []byte(tt.changed), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				args = append(args, "--changed", p, "--changed-prefix", "manifests/")
+				args = append(args, "--changed", p, "--changed-prefix", "manifests/", "--base-ref", "HEAD")
 			}
 			if tt.name == "github annotations" {
 				args = append(args, "--changed-prefix", "manifests/")
@@ -305,6 +334,22 @@ func TestValidate(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// addB is what `fleet cluster add b` changes.
+const addB = "manifests/gitops-system/workload-clusters/b.yaml\nmanifests/gitops-system/workload-clusters/kustomization.yaml\n" +
+	"manifests/gitops-workloads/clusters/b/kustomization.yaml\nmanifests/gitops-workloads/clusters/b/flux-system/kustomization.yaml\n" +
+	"manifests/gitops-workloads/clusters/b/flux-system/deploy-key.yaml\n"
+
+// commit makes the fixture a Git repository whose HEAD is the tree as it is.
+func (f *fixture) commit() {
+	f.t.Helper()
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "base"}} {
+		cmd := exec.Command("git", append([]string{"-C", f.root}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			f.t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
 
 func (f *fixture) replace(rel, old, new string) {
 	f.t.Helper()

@@ -260,7 +260,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Findings = append(res.Findings, tf...)
 	}
 	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].File < res.Findings[j].File })
-	res.AutoApprove = decide(tree, pol, res, claims, o.Changed)
+	res.AutoApprove = decide(tree, pol, res, claims, o.Changed, o.Base)
 	if o.Changed != nil {
 		// Admin principals and public endpoint CIDRs grant access: never auto-approved.
 		if rs := accessReasons(claims, o.Changed, o.Base); len(rs) > 0 {
@@ -278,7 +278,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // and the change only adds or edits cluster claims (and the scaffolding
 // `fleet cluster add` writes with them) within the auto-approval limits.
 // Removing a cluster, changing the policy or anything else needs a human.
-func decide(tree *fleettree.Tree, pol *policy.Policy, res *Result, claims []fleettree.ClaimFile, changed []string) AutoApprove {
+// What the request adds beside the claims is judged by content
+// (scaffold.go); the policy's autoApprove.paths can only narrow that.
+func decide(tree *fleettree.Tree, pol *policy.Policy, res *Result, claims []fleettree.ClaimFile, changed []string, base baseFunc) AutoApprove {
 	var reasons []string
 	if changed == nil {
 		return AutoApprove{Reasons: []string{"changed files unknown (pass --changed FILE)"}}
@@ -294,16 +296,17 @@ func decide(tree *fleettree.Tree, pol *policy.Policy, res *Result, claims []flee
 		byFile[c.Rel] = append(byFile[c.Rel], c)
 	}
 	touched := map[string]bool{}
-	var clusters []string
+	var clusters, workloads []string
+	listing := false
 	for _, f := range changed {
 		f = path.Clean(f)
-		dir, base := path.Split(f)
+		dir, file := path.Split(f)
 		switch {
 		case f == policy.RelPath:
 			reasons = append(reasons, f+": changes the fleet policy")
-		case strings.TrimSuffix(dir, "/") == fleettree.ClaimsDir && base == fleettree.Kustomization:
-			// only listing changes; checked by the listing rule
-		case strings.TrimSuffix(dir, "/") == fleettree.ClaimsDir && (strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml")):
+		case strings.TrimSuffix(dir, "/") == fleettree.ClaimsDir && file == fleettree.Kustomization:
+			listing = true // judged below, once the added claims are known
+		case strings.TrimSuffix(dir, "/") == fleettree.ClaimsDir && (strings.HasSuffix(file, ".yaml") || strings.HasSuffix(file, ".yml")):
 			cs, ok := byFile[f]
 			if !ok {
 				if _, err := os.Stat(tree.Path(f)); err != nil {
@@ -320,21 +323,32 @@ func decide(tree *fleettree.Tree, pol *policy.Policy, res *Result, claims []flee
 					reasons = append(reasons, fmt.Sprintf("%s: nodes.max %d is above the auto-approval limit %d", f, c.Claim.Spec.Nodes.Max, pol.AutoApproveMaxNodes()))
 				}
 			}
+		case !underAny(f, pol.AutoApprove.Paths):
+			reasons = append(reasons, f+": outside the auto-approval paths "+strings.Join(pol.AutoApprove.Paths, ", "))
+		case strings.HasPrefix(f, fleettree.WorkloadsDir+"/"):
+			workloads = append(workloads, f) // judged below, once the touched claims are known
 		default:
-			if !underAny(f, pol.AutoApprove.Paths) {
-				reasons = append(reasons, f+": outside the auto-approval paths "+strings.Join(pol.AutoApprove.Paths, ", "))
-			}
+			reasons = append(reasons, f+": not something `fleet cluster add` writes (governance review)")
 		}
 	}
-	// Workloads-tree changes only for clusters this request adds or edits
-	// (the folder and deploy key `fleet cluster add` writes).
-	for _, f := range changed {
-		f = path.Clean(f)
-		if rest, ok := strings.CutPrefix(f, fleettree.WorkloadsDir+"/"); ok {
-			name, _, _ := strings.Cut(rest, "/")
-			if !touched[name] {
-				reasons = append(reasons, f+": changes the workloads of cluster "+name+" (governance review)")
+	// Workloads-tree files only as the scaffolding of a cluster this
+	// request adds, and the listing only gaining those clusters' claims.
+	for _, f := range workloads {
+		if r := workloadsReason(tree, base, touched, f); r != "" {
+			reasons = append(reasons, r)
+		}
+	}
+	if listing {
+		added := map[string]bool{}
+		for name := range touched {
+			if base != nil {
+				if isNew, err := newCluster(base, name); err == nil && isNew {
+					added[name] = true
+				}
 			}
+		}
+		if r := listingReason(tree, base, added); r != "" {
+			reasons = append(reasons, r)
 		}
 	}
 	sort.Strings(clusters)
