@@ -37,7 +37,11 @@ var (
 	SourceController      = Tool{Name: "source-controller", Module: "source-controller", Package: "github.com/fluxcd/source-controller"}
 	KustomizeController   = Tool{Name: "kustomize-controller", Module: "kustomize-controller", Package: "github.com/fluxcd/kustomize-controller"}
 	HelmController        = Tool{Name: "helm-controller", Module: "helm-controller", Package: "github.com/fluxcd/helm-controller"}
-	Crossplane            = Tool{Name: "crossplane", Module: "crossplane", Package: "github.com/crossplane/crossplane/v2/cmd/crossplane"}
+	// Crossplane's release stamps its version (crossplane-runtime
+	// pkg/version); without it every package's crossplane.version
+	// constraint fails ("invalid semantic version").
+	Crossplane = Tool{Name: "crossplane", Module: "crossplane", Package: "github.com/crossplane/crossplane/v2/cmd/crossplane",
+		LDFlags: "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v" + versions.Crossplane}
 	// RenderServer serves Crossplane's `internal render` command to many
 	// requests from one process (tools/crossplane/renderserver).
 	RenderServer      = Tool{Name: "crossplane-render-server", Module: "crossplane", Package: "github.com/gitops-fleet/eks-fleet/internal/build/tools/crossplane/renderserver"}

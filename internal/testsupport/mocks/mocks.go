@@ -77,6 +77,10 @@ type Mocks struct {
 	// Clusters are the EKS clusters that already exist, name to version
 	// (what getClusters and getCluster answer).
 	Clusters map[string]string
+	// RealKeys makes tls private keys and self-signed certificates real
+	// (generated as pulumi-tls generates them) instead of placeholders, for
+	// tests that use them (the real-controller suite).
+	RealKeys bool
 	ctx      *pulumi.Context
 	mu       sync.Mutex
 	res      []*Resource
@@ -348,6 +352,16 @@ func (m *Mocks) fill(r *Resource, s resource.PropertyMap) {
 		set("keyId", r.Name+"-1234abcd")
 		set("arn", fmt.Sprintf("arn:aws:kms:%s:%s:key/%s-1234abcd", Region, AccountID, r.Name))
 	case "tls:index/privateKey:PrivateKey":
+		if m.RealKeys {
+			out, err := realPrivateKey(s)
+			if err != nil {
+				panic(err)
+			}
+			for k, v := range out {
+				set(k, v)
+			}
+			break
+		}
 		alg := str(s, "algorithm")
 		set("privateKeyPem", fmt.Sprintf("-----BEGIN %s PRIVATE KEY-----\n%s\n-----END %s PRIVATE KEY-----\n", alg, r.Name, alg))
 		set("privateKeyPemPkcs8", fmt.Sprintf("-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----\n", r.Name))
@@ -372,6 +386,14 @@ func (m *Mocks) fill(r *Resource, s resource.PropertyMap) {
 		set("hex", strings.Repeat("a1b2c3d4", n)[:2*n])
 		set("b64Url", "obLD")
 	case "tls:index/selfSignedCert:SelfSignedCert":
+		if m.RealKeys {
+			c, err := realSelfSignedCert(s)
+			if err != nil {
+				panic(err)
+			}
+			set("certPem", c)
+			break
+		}
 		set("certPem", fmt.Sprintf("-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----\n", r.Name))
 	default:
 		if _, ok := s["arn"]; !ok && strings.HasPrefix(r.Type, "aws:") {

@@ -1,0 +1,289 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+)
+
+// RepoName is the repository the suite's Git server serves the tree as.
+const RepoName = "example-org/eks-fleet.git"
+
+// HubOptions configures StartHub.
+type HubOptions struct {
+	// Dir holds every process's files and logs.
+	Dir string
+	// RepoRoot is the repository whose manifests/ the Git server serves
+	// (with Pulumi.mgmt.yaml, the stack the program runs with).
+	RepoRoot string
+	// Network names the pod network (a bridge) and its prefix.
+	Network string
+	Prefix  netip.Prefix
+	// Edit changes the tree in the Git work tree before the first commit
+	// (planted errors).
+	Edit func(work string) error
+}
+
+// Hub is a management cluster brought up as `pulumi up -s mgmt` brings
+// it up, on the real controllers: the objects the program creates
+// (CaptureHub) applied in its order, the Flux the FluxInstance asks for
+// (FluxInstallation) with source-, kustomize- and helm-controller running
+// at the pinned release, syncing the repository's manifests/ from a local
+// Git server over SSH with the deploy key the program generated.
+type Hub struct {
+	Net       *Network
+	Cluster   *Cluster
+	Git       *GitServer
+	Repo      *Repo
+	Bootstrap *HubBootstrap
+	Flux      map[string]*Proc
+	Internet  *Internet
+	Pods      *PodRunner
+}
+
+// Stop stops every process and removes the network.
+func (h *Hub) Stop() {
+	if h.Pods != nil {
+		h.Pods.Stop()
+	}
+	for _, p := range h.Flux {
+		p.Stop(0)
+	}
+	if h.Cluster != nil {
+		h.Cluster.Stop()
+	}
+	if h.Git != nil {
+		h.Git.Close()
+	}
+	if h.Internet != nil {
+		h.Internet.Close()
+	}
+	if h.Net != nil {
+		h.Net.Close()
+	}
+}
+
+// StartHub brings the hub up and returns once the controllers run; the
+// caller waits for what it asserts.
+func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
+	h = &Hub{Flux: map[string]*Proc{}}
+	defer func() {
+		if err != nil {
+			h.Stop()
+		}
+	}()
+	if h.Net, err = NewNetwork(opts.Network, opts.Prefix); err != nil {
+		return h, err
+	}
+	// Pods take addresses from the prefix's second /20 (the first holds
+	// the host address the servers listen on).
+	a := opts.Prefix.Masked().Addr().As4()
+	a[2] += 16
+	a[3] = 1
+	podCIDR := netip.PrefixFrom(netip.AddrFrom4(a), 20)
+	if h.Cluster, err = StartCluster(ctx, opts.Dir, "hub", ClusterOptions{Network: h.Net, PodCIDR: podCIDR.String()}); err != nil {
+		return h, err
+	}
+	if h.Git, err = NewGitServer(filepath.Join(opts.Dir, "git"), h.Net.HostIP.String()); err != nil {
+		return h, err
+	}
+	if h.Repo, err = h.Git.InitRepo(RepoName, "main", func(work string) error {
+		if err := copyDir(filepath.Join(opts.RepoRoot, "manifests"), filepath.Join(work, "manifests")); err != nil {
+			return err
+		}
+		if opts.Edit != nil {
+			return opts.Edit(work)
+		}
+		return nil
+	}); err != nil {
+		return h, err
+	}
+	cfg, err := StackConfig(filepath.Join(opts.RepoRoot, "Pulumi.mgmt.yaml"))
+	if err != nil {
+		return h, err
+	}
+	cfg["eks-fleet:gitUrl"] = h.Git.URL(RepoName)
+	cfg["eks-fleet:gitKnownHosts"] = h.Git.KnownHosts + "\n"
+	if h.Internet, err = NewInternet(opts.Dir, h.Net.HostIP.String()); err != nil {
+		return h, err
+	}
+	if err := ServeCharts(ctx, h.Internet, opts.Dir); err != nil {
+		return h, err
+	}
+	if _, _, err := ServePackages(ctx, h.Internet, opts.RepoRoot); err != nil {
+		return h, err
+	}
+	images, err := PodImages(ctx, opts.RepoRoot, opts.Dir)
+	if err != nil {
+		return h, err
+	}
+	h.Pods = &PodRunner{Cluster: h.Cluster, Net: h.Net, Dir: opts.Dir, Images: images,
+		Env:   h.Internet.Env(h.Net.Prefix.String()),
+		Hosts: func() []byte { return ServiceHosts(context.Background(), h.Cluster) }}
+	if err := h.Pods.Start(context.Background()); err != nil {
+		return h, err
+	}
+	if h.Bootstrap, err = CaptureHub(cfg); err != nil {
+		return h, err
+	}
+	if err := h.apply(ctx); err != nil {
+		return h, err
+	}
+	return h, h.startFlux(ctx)
+}
+
+// StackConfig reads a Pulumi stack file's config as the engine hands it to
+// the program: strings as they are, anything else as JSON.
+func StackConfig(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var st struct {
+		Config map[string]any `json:"config"`
+	}
+	if err := yaml.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cfg := map[string]string{}
+	for k, v := range st.Config {
+		if s, ok := v.(string); ok {
+			cfg[k] = s
+			continue
+		}
+		j, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		cfg[k] = string(j)
+	}
+	return cfg, nil
+}
+
+var fluxInstanceGK = schema.GroupKind{Group: "fluxcd.controlplane.io", Kind: "FluxInstance"}
+
+// apply applies the program's objects in its order; the FluxInstance
+// becomes what the Flux Operator would install for it. The deploy key the
+// program generated is authorized on the Git server.
+func (h *Hub) apply(ctx context.Context) error {
+	for _, o := range h.Bootstrap.Objects {
+		if o.GroupVersionKind().GroupKind() == fluxInstanceGK {
+			flux, err := FluxInstallation(ctx, o)
+			if err != nil {
+				return err
+			}
+			if err := h.Cluster.Apply(ctx, "flux-operator", flux...); err != nil {
+				return err
+			}
+			continue
+		}
+		if o.GetKind() == "Secret" && o.GetName() == "flux-system" {
+			pub, err := secretValue(o, "identity.pub")
+			if err != nil {
+				return err
+			}
+			if err := h.Git.Authorize(pub); err != nil {
+				return err
+			}
+		}
+		if err := h.Cluster.Apply(ctx, "pulumi-kubernetes", o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// secretValue reads key from a Secret's stringData or data.
+func secretValue(o *unstructured.Unstructured, key string) (string, error) {
+	if s, ok, _ := unstructured.NestedString(o.Object, "stringData", key); ok {
+		return s, nil
+	}
+	if s, ok, _ := unstructured.NestedString(o.Object, "data", key); ok {
+		return decodeBase64(s)
+	}
+	return "", fmt.Errorf("Secret %s/%s has no %s", o.GetNamespace(), o.GetName(), key)
+}
+
+// Logs returns the end of every pod container's log and the pod runner's
+// notes, for a failed test.
+func (h *Hub) Logs(dir string) string {
+	var b strings.Builder
+	logs, _ := filepath.Glob(filepath.Join(dir, "pods", "*", "*.log"))
+	for _, l := range logs {
+		p := &Proc{LogPath: l}
+		fmt.Fprintf(&b, "--- %s\n%s\n", strings.TrimPrefix(l, dir), p.Tail(15))
+	}
+	return b.String()
+}
+
+// Exited names a Flux controller that has exited, with its log's end.
+func (h *Hub) Exited() error {
+	for name, p := range h.Flux {
+		if done, err := p.Exited(); done {
+			return fmt.Errorf("%s exited (%v):\n%s", name, err, p.Tail(20))
+		}
+	}
+	return nil
+}
+
+// startFlux runs the Flux controllers the FluxInstance lists as local
+// processes (PodRunner is not needed for them: they reach only the API
+// server, the Git server and each other), with the arguments their
+// Deployments give them, addresses moved to loopback ports.
+func (h *Hub) startFlux(ctx context.Context) error {
+	dir := filepath.Join(h.Cluster.Dir, "flux")
+	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o755); err != nil {
+		return err
+	}
+	port := func() string {
+		p, err := freePort()
+		if err != nil {
+			panic(err)
+		}
+		return "127.0.0.1:" + strconv.Itoa(p)
+	}
+	storage := port()
+	common := func(extra ...string) []string {
+		return append([]string{"--watch-all-namespaces", "--enable-leader-election=false", "--log-encoding=console",
+			"--metrics-addr", port(), "--health-addr", port()}, extra...)
+	}
+	procs := []struct {
+		tool binaries.Tool
+		args []string
+	}{
+		{binaries.SourceController, common("--storage-path", filepath.Join(dir, "storage"), "--storage-addr", storage, "--storage-adv-addr", storage)},
+		{binaries.KustomizeController, common("--no-remote-bases=true")},
+		{binaries.HelmController, common()},
+	}
+	for _, p := range procs {
+		bin, err := binaries.Build(ctx, p.tool)
+		if err != nil {
+			return err
+		}
+		proc := newProc(dir, p.tool.Name, bin, p.args...)
+		proc.Env = append([]string{"KUBECONFIG=" + h.Cluster.Kubeconfig, "RUNTIME_NAMESPACE=flux-system", "HOME=" + dir},
+			h.Internet.Env(h.Net.Prefix.String())...)
+		if err := proc.Start(); err != nil {
+			return err
+		}
+		h.Flux[p.tool.Name] = proc
+	}
+	return nil
+}
+
+func decodeBase64(s string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	return string(b), err
+}

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+)
+
+// Function modules as the functions publish their packages.
+const (
+	patchAndTransformModule = "github.com/crossplane-contrib/function-patch-and-transform"
+	autoReadyModule         = "github.com/crossplane-contrib/function-auto-ready"
+)
+
+// HubServices lists the AWS provider services the hub's Crossplane
+// installs (manifests/gitops-system/infrastructure/crossplane-packages),
+// "config" being the family package they depend on.
+var HubServices = []string{"config", "ec2", "eks", "iam", "cloudwatchlogs"}
+
+// ServePackages pushes, to the stand-in registries, the packages the hub's
+// Crossplane installs: the provider family at the pinned release (metadata
+// and CRDs from the module; the AWS stand-in plays their controllers), the
+// pinned upstream functions, and this project's function built as its
+// release builds it.
+func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, ghcr *Registry, err error) {
+	if xpkg, err = NewRegistry(in, "xpkg.crossplane.io"); err != nil {
+		return nil, nil, err
+	}
+	if ghcr, err = NewRegistry(in, "ghcr.io"); err != nil {
+		return nil, nil, err
+	}
+	for _, svc := range HubServices {
+		img, err := ProviderPackage(ctx, svc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("provider package %s: %w", svc, err)
+		}
+		name := "provider-aws-" + svc
+		if svc == "config" {
+			name = "provider-family-aws"
+		}
+		if err := xpkg.Push(ProviderOrg+"/"+name, "v"+versions.ProviderAWS, img); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, f := range []struct{ name, module, version string }{
+		{"function-patch-and-transform", patchAndTransformModule, versions.FunctionPatchAndTransform},
+		{"function-auto-ready", autoReadyModule, versions.FunctionAutoReady},
+	} {
+		img, err := FunctionPackage(ctx, f.module, "v"+f.version)
+		if err != nil {
+			return nil, nil, fmt.Errorf("function package %s: %w", f.name, err)
+		}
+		if err := xpkg.Push("crossplane-contrib/"+f.name, "v"+f.version, img); err != nil {
+			return nil, nil, err
+		}
+	}
+	idx, err := WorkloadClusterPackage(ctx, repoRoot)
+	if err != nil {
+		return nil, nil, err
+	}
+	repo := trimHost(versions.FunctionRegistry) + "/" + versions.WorkloadClusterFunctionPackage
+	if err := ghcr.PushIndex(repo, versions.WorkloadClusterFunction, idx); err != nil {
+		return nil, nil, err
+	}
+	return xpkg, ghcr, nil
+}
+
+// PodImages are the programs the hub's pods run: Crossplane core and its
+// RBAC manager, the pinned functions and this project's function (built
+// from the repository into dir).
+func PodImages(ctx context.Context, repoRoot, dir string) (map[string]Image, error) {
+	fn := filepath.Join(dir, "function-workload-cluster")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", fn, "./functions/workload-cluster")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build the function: %v\n%s", err, out)
+	}
+	xp, err := upstream.Dir(ctx, upstream.CrossplaneModule, "v"+versions.Crossplane)
+	if err != nil {
+		return nil, err
+	}
+	// The image's filesystem (cluster/images/crossplane/Dockerfile copies
+	// cluster/crds and cluster/webhookconfigurations to /).
+	xpFiles := map[string]string{"/crds": filepath.Join(xp, "cluster", "crds"), "/webhookconfigurations": filepath.Join(xp, "cluster", "webhookconfigurations")}
+	return map[string]Image{
+		"xpkg.crossplane.io/crossplane/crossplane":                                {Tool: binaries.Crossplane, Tags: []string{"v" + versions.Crossplane}, Files: xpFiles},
+		"xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform":      {Tool: binaries.PatchAndTransform, Tags: []string{"v" + versions.FunctionPatchAndTransform}},
+		"xpkg.crossplane.io/crossplane-contrib/function-auto-ready":               {Tool: binaries.AutoReady, Tags: []string{"v" + versions.FunctionAutoReady}},
+		versions.FunctionRegistry + "/" + versions.WorkloadClusterFunctionPackage: {Path: fn, Tags: []string{versions.WorkloadClusterFunction}},
+	}, nil
+}

@@ -1,0 +1,57 @@
+package e2e
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+)
+
+func TestSmokeCluster(t *testing.T) {
+	ctx := context.Background()
+	start := time.Now()
+	n, err := e2e.NewNetwork("e2esmoke", netip.MustParsePrefix("10.201.0.0/16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	c, err := e2e.StartCluster(ctx, t.TempDir(), "hub", e2e.ClusterOptions{Network: n, PodCIDR: "10.201.16.1/20"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	t.Logf("cluster up in %s", time.Since(start))
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			},
+		},
+	}
+	if _, err := c.Kube.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = e2e.Poll(ctx, 60*time.Second, func() (bool, error) {
+		got, err := c.Kube.AppsV1().Deployments("default").Get(ctx, "x", metav1.GetOptions{})
+		return err == nil && got.Status.AvailableReplicas == 1, nil
+	})
+	if err != nil {
+		t.Fatal(err, c.Proc("kube-controller-manager").Tail(20))
+	}
+	pods, _ := c.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	for _, p := range pods.Items {
+		t.Logf("pod %s %s ip %s", p.Name, p.Status.Phase, p.Status.PodIP)
+	}
+	t.Logf("deployment available after %s", time.Since(start))
+}
