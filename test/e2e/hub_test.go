@@ -84,10 +84,9 @@ func kustomizationStates(ctx context.Context, h *e2e.Hub) (map[string]*unstructu
 
 // hubReady are the hub's Kustomizations the suite brings to Ready on the
 // real controllers, in their dependsOn order. The rest wait for what is
-// not built yet (docs/e2e.md): crossplane-packages for the packages'
-// Deployments to be reported available, secret-store and what follows for
-// the Secrets Manager stand-in.
-var hubReady = []string{"sources", "crossplane", "external-secrets"}
+// not built yet (docs/e2e.md): secret-store and what follows it for the
+// Secrets Manager stand-in.
+var hubReady = []string{"sources", "crossplane", "external-secrets", "crossplane-packages", "crossplane-config", "platform-apis"}
 
 // hubPackages are the packages the tree installs on the hub (the family
 // package comes as a dependency, named by Crossplane).
@@ -102,8 +101,9 @@ var hubPackages = []string{
 // Flux, Crossplane and Helm charts at the pinned releases, that the tree
 // syncs over SSH, the chart sources and releases install, Crossplane
 // installs every provider and function package the tree names and reports
-// them Installed (fetched, unpacked, revision active), and each
-// Kustomization above becomes Ready only after what it depends on.
+// them Installed and Healthy (their pods running the real functions), the
+// XRD established, and each Kustomization above becomes Ready only after
+// what it depends on.
 func TestHubSyncsTheTree(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
@@ -148,7 +148,8 @@ func TestHubSyncsTheTree(t *testing.T) {
 	// dependsOn order: each became Ready no earlier than its dependencies
 	// (sources before crossplane and external-secrets, crossplane before
 	// crossplane-packages).
-	for _, d := range [][2]string{{"sources", "crossplane"}, {"sources", "external-secrets"}} {
+	for _, d := range [][2]string{{"sources", "crossplane"}, {"sources", "external-secrets"}, {"crossplane", "crossplane-packages"},
+		{"crossplane-packages", "crossplane-config"}, {"crossplane-config", "platform-apis"}} {
 		if readyAt[d[1]].Before(readyAt[d[0]]) {
 			t.Errorf("%s Ready at %s, before its dependency %s (%s)", d[1], readyAt[d[1]].Format(time.StampMilli), d[0], readyAt[d[0]].Format(time.StampMilli))
 		}
@@ -204,7 +205,7 @@ func TestHubStallsOnDuplicateHealthChecks(t *testing.T) {
 }
 
 // installedPackages are the Crossplane packages (Kind/name) whose
-// Installed condition is True.
+// Installed and Healthy conditions are True.
 func installedPackages(ctx context.Context, h *e2e.Hub) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, r := range []string{"providers", "functions"} {
@@ -213,7 +214,9 @@ func installedPackages(ctx context.Context, h *e2e.Hub) (map[string]bool, error)
 			return nil, err
 		}
 		for i := range l.Items {
-			if st, _, _ := condition(&l.Items[i], "Installed"); st == "True" {
+			inst, _, _ := condition(&l.Items[i], "Installed")
+			healthy, _, _ := condition(&l.Items[i], "Healthy")
+			if inst == "True" && healthy == "True" {
 				out[l.Items[i].GetKind()+"/"+l.Items[i].GetName()] = true
 			}
 		}

@@ -154,7 +154,11 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 		"--kubeconfig", c.Kubeconfig, "--authentication-kubeconfig", c.Kubeconfig, "--authorization-kubeconfig", c.Kubeconfig,
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(kcmPort),
 		"--leader-elect=false", "--use-service-account-credentials=false",
-		"--controllers", "*",
+		// Every controller but node lifecycle: kwok renews a node lease but
+		// its pod stages are one-shot, so once node lifecycle marks pods
+		// not Ready (a node briefly NotReady while kwok takes it over)
+		// nothing makes them Ready again; a kubelet would.
+		"--controllers", "*,-node-lifecycle-controller",
 		"--service-account-private-key-file", saKey, "--root-ca-file", caFile,
 		"--concurrent-gc-syncs", "20", "--concurrent-namespace-syncs", "10", "-v=1")
 	sched := newProc(c.Dir, "kube-scheduler", bins["kube-scheduler"],
@@ -283,7 +287,16 @@ func (c *Cluster) addNode(ctx context.Context) error {
 		}
 		for _, cond := range n.Status.Conditions {
 			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				return true, nil
+				// The not-ready taint the API server adds at creation
+				// (TaintNodesByCondition) goes once the node is Ready, as
+				// the node lifecycle controller (not run, see
+				// StartCluster) would remove it.
+				if len(n.Spec.Taints) == 0 {
+					return true, nil
+				}
+				n.Spec.Taints = nil
+				_, _ = c.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+				return false, nil
 			}
 		}
 		return false, nil
