@@ -88,12 +88,19 @@ func kustomizationStates(ctx context.Context, h *e2e.Hub) (map[string]*unstructu
 // Secrets Manager stand-in.
 var hubReady = []string{"sources", "crossplane", "external-secrets", "crossplane-packages", "crossplane-config", "platform-apis"}
 
-// hubPackages are the packages the tree installs on the hub (the family
-// package comes as a dependency, named by Crossplane).
-var hubPackages = []string{
-	"Provider/crossplane-contrib-provider-family-aws", "Provider/provider-aws-ec2", "Provider/provider-aws-eks",
-	"Provider/provider-aws-iam", "Provider/provider-aws-cloudwatchlogs",
-	"Function/function-patch-and-transform", "Function/function-auto-ready", "Function/function-workload-cluster",
+// hubPackages are the packages the tree installs on the hub: a Provider
+// per service e2e.HubServices serves (the family package comes as a
+// dependency, named by Crossplane) and the three Functions.
+func hubPackages() []string {
+	out := []string{"Function/function-patch-and-transform", "Function/function-auto-ready", "Function/function-workload-cluster"}
+	for _, svc := range e2e.HubServices {
+		if svc == "config" {
+			out = append(out, "Provider/crossplane-contrib-provider-family-aws")
+			continue
+		}
+		out = append(out, "Provider/provider-aws-"+svc)
+	}
+	return out
 }
 
 // TestHubSyncsTheTree brings the hub up as the program does (the objects
@@ -134,7 +141,7 @@ func TestHubSyncsTheTree(t *testing.T) {
 		if err != nil {
 			return false, nil
 		}
-		for _, p := range hubPackages {
+		for _, p := range hubPackages() {
 			if !installed[p] {
 				return false, nil
 			}

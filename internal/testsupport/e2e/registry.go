@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-fleet/eks-fleet/internal/build/xpkgbuild"
 )
 
 // Registry is an OCI registry (go-containerregistry's in-memory one)
@@ -102,7 +104,7 @@ func PackageImage(meta []byte, objects [][]byte) (v1.Image, error) {
 	doc.WriteString("\n")
 	var tb bytes.Buffer
 	tw := tar.NewWriter(&tb)
-	if err := tw.WriteHeader(&tar.Header{Name: "package.yaml", Mode: 0o644, Size: int64(doc.Len()), Typeflag: tar.TypeReg}); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Name: xpkgbuild.PackageFile, Mode: 0o644, Size: int64(doc.Len()), Typeflag: tar.TypeReg}); err != nil {
 		return nil, err
 	}
 	if _, err := tw.Write(doc.Bytes()); err != nil {
@@ -118,7 +120,7 @@ func PackageImage(meta []byte, objects [][]byte) (v1.Image, error) {
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, MediaType: types.OCILayer, Annotations: map[string]string{"io.crossplane.xpkg": "base"}})
+	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, MediaType: types.OCILayer, Annotations: map[string]string{xpkgbuild.AnnotationKey: xpkgbuild.BaseAnnotation}})
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +134,7 @@ func PackageImage(meta []byte, objects [][]byte) (v1.Image, error) {
 	}
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture = "linux", "amd64"
-	cf.Config.Labels = map[string]string{"io.crossplane.xpkg:" + d.String(): "base"}
+	cf.Config.Labels = map[string]string{xpkgbuild.AnnotationKey + ":" + d.String(): xpkgbuild.BaseAnnotation}
 	return mutate.ConfigFile(img, cf)
 }
 
