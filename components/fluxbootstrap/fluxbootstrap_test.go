@@ -2,6 +2,7 @@ package fluxbootstrap
 
 import (
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -178,9 +179,14 @@ func TestFluxBootstrap(t *testing.T) {
 		t.Errorf("role-arn annotations by service account %v, want %v", annotated, want)
 	}
 	// Every controller that waits or serves spokes gets the configured
-	// worker count, as one JSON6902 append to the container's args.
-	if want := []string{"(source-controller|kustomize-controller|helm-controller): - op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=37\n"}; !slices.Equal(concurrency, want) {
-		t.Errorf("concurrency patches %q, want %q", concurrency, want)
+	// worker count, as one JSON6902 append to the container's args, and
+	// kustomize-controller looks again at a waiting dependsOn after
+	// RequeueDependency.
+	if want := []string{
+		"(source-controller|kustomize-controller|helm-controller): - op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=37\n",
+		"kustomize-controller: - op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --requeue-dependency=5s\n",
+	}; !slices.Equal(concurrency, want) {
+		t.Errorf("controller argument patches %q, want %q", concurrency, want)
 	}
 	for _, c := range ConcurrentControllers {
 		if !slices.Contains(comps, c) {
@@ -291,4 +297,33 @@ func TestFluxBootstrapNeedsEveryClusterInfoVariable(t *testing.T) {
 	if f.m.One(Type, "flux") != nil {
 		t.Error("component registered despite the missing variable")
 	}
+}
+
+// TestSpokeRequeueDependency: the spokes' FluxInstance (a manifest the hub
+// applies) patches kustomize-controller as the hub's does.
+func TestSpokeRequeueDependency(t *testing.T) {
+	b, err := os.ReadFile("../../manifests/gitops-system/spoke-bootstrap/flux/flux-instance.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fi struct {
+		Spec struct {
+			Kustomize struct {
+				Patches []struct {
+					Target map[string]string `json:"target"`
+					Patch  string            `json:"patch"`
+				} `json:"patches"`
+			} `json:"kustomize"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &fi); err != nil {
+		t.Fatal(err)
+	}
+	want := "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --requeue-dependency=" + RequeueDependency + "\n"
+	for _, p := range fi.Spec.Kustomize.Patches {
+		if p.Target["kind"] == "Deployment" && p.Target["name"] == "kustomize-controller" && p.Patch == want {
+			return
+		}
+	}
+	t.Errorf("the spokes' FluxInstance has no kustomize-controller patch %q", want)
 }

@@ -11,12 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 )
+
+func init() {
+	// The suite's clients (and crossplane-runtime's resolver in the AWS
+	// stand-in) log through controller-runtime; its messages are not the
+	// suite's output.
+	ctrllog.SetLogger(logr.Discard())
+}
 
 var kustomizations = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 
@@ -82,11 +91,10 @@ func kustomizationStates(ctx context.Context, h *e2e.Hub) (map[string]*unstructu
 	return out, strings.Join(lines, "\n"), nil
 }
 
-// hubReady are the hub's Kustomizations the suite brings to Ready on the
-// real controllers, in their dependsOn order. The rest wait for what is
-// not built yet (docs/e2e.md): secret-store and what follows it for the
-// Secrets Manager stand-in.
-var hubReady = []string{"sources", "crossplane", "external-secrets", "crossplane-packages", "crossplane-config", "platform-apis"}
+// hubKustomizations are the hub's Kustomizations (clusters/mgmt), every
+// one of which must become Ready on the real controllers.
+var hubKustomizations = []string{"sources", "crossplane", "external-secrets", "secret-store", "sealed-secrets",
+	"crossplane-packages", "crossplane-config", "platform-apis", "workload-clusters"}
 
 // hubPackages are the packages the tree installs on the hub: a Provider
 // per service e2e.HubServices serves (the family package comes as a
@@ -103,39 +111,38 @@ func hubPackages() []string {
 	return out
 }
 
-// TestHubSyncsTheTree brings the hub up as the program does (the objects
-// hub.Run creates, with its generated deploy key) and checks, on the real
-// Flux, Crossplane and Helm charts at the pinned releases, that the tree
-// syncs over SSH, the chart sources and releases install, Crossplane
-// installs every provider and function package the tree names and reports
-// them Installed and Healthy (their pods running the real functions), the
-// XRD established, and each Kustomization above becomes Ready only after
-// what it depends on.
-func TestHubSyncsTheTree(t *testing.T) {
-	ctx := context.Background()
-	start := time.Now()
-	h := startHub(t, "e2ehub", "10.200.0.0/16", nil)
-	t.Logf("hub and Flux up in %s", time.Since(start))
+// hubSynced waits for every Kustomization of the hub (those in
+// hubKustomizations and any other the tree adds) to become Ready and every
+// package the tree names to be Installed and Healthy, then checks that
+// none became Ready before what its dependsOn names. The error names each
+// Kustomization that is not Ready with its reason and message.
+func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 	readyAt := map[string]time.Time{}
-	var states string
-	err := e2e.Poll(ctx, 5*time.Minute, func() (bool, error) {
+	var ks map[string]*unstructured.Unstructured
+	var missing []string
+	err := e2e.Poll(ctx, timeout, func() (bool, error) {
 		if err := h.Exited(); err != nil {
 			return false, err
 		}
-		ks, s, err := kustomizationStates(ctx, h)
-		if err != nil {
+		var err error
+		if ks, _, err = kustomizationStates(ctx, h); err != nil {
 			return false, nil
 		}
-		states = s
-		for _, name := range hubReady {
-			if o := ks["flux-system/"+name]; o != nil {
-				if st, _, _ := condition(o, "Ready"); st == "True" && readyAt[name].IsZero() {
-					readyAt[name] = time.Now()
-				}
+		missing = nil
+		for _, name := range hubKustomizations {
+			if ks["flux-system/"+name] == nil {
+				missing = append(missing, "flux-system/"+name+" does not exist")
 			}
 		}
-		if len(readyAt) != len(hubReady) {
-			return false, nil
+		for key, o := range ks {
+			st, reason, msg := condition(o, "Ready")
+			if st == "True" {
+				if readyAt[key].IsZero() {
+					readyAt[key] = time.Now()
+				}
+				continue
+			}
+			missing = append(missing, fmt.Sprintf("%s Ready=%s %s: %s", key, st, reason, msg))
 		}
 		installed, err := installedPackages(ctx, h)
 		if err != nil {
@@ -143,27 +150,61 @@ func TestHubSyncsTheTree(t *testing.T) {
 		}
 		for _, p := range hubPackages() {
 			if !installed[p] {
-				return false, nil
+				missing = append(missing, p+" not Installed and Healthy")
 			}
 		}
-		return true, nil
+		sort.Strings(missing)
+		return len(missing) == 0, nil
 	})
-	t.Logf("after %s:\n%s", time.Since(start), states)
 	if err != nil {
-		t.Fatalf("hub Kustomizations not Ready (want %v): %v", hubReady, err)
+		return fmt.Errorf("hub not synced (%v):\n%s", err, strings.Join(missing, "\n"))
 	}
-	// dependsOn order: each became Ready no earlier than its dependencies
-	// (sources before crossplane and external-secrets, crossplane before
-	// crossplane-packages).
-	for _, d := range [][2]string{{"sources", "crossplane"}, {"sources", "external-secrets"}, {"crossplane", "crossplane-packages"},
-		{"crossplane-packages", "crossplane-config"}, {"crossplane-config", "platform-apis"}} {
-		if readyAt[d[1]].Before(readyAt[d[0]]) {
-			t.Errorf("%s Ready at %s, before its dependency %s (%s)", d[1], readyAt[d[1]].Format(time.StampMilli), d[0], readyAt[d[0]].Format(time.StampMilli))
+	var order []string
+	for key, o := range ks {
+		deps, _, _ := unstructured.NestedSlice(o.Object, "spec", "dependsOn")
+		for _, d := range deps {
+			m, _ := d.(map[string]any)
+			ns, _ := m["namespace"].(string)
+			if ns == "" {
+				ns = o.GetNamespace()
+			}
+			dep := ns + "/" + m["name"].(string)
+			if readyAt[key].Before(readyAt[dep]) {
+				order = append(order, fmt.Sprintf("%s Ready at %s, before its dependency %s (%s)", key,
+					readyAt[key].Format(time.StampMilli), dep, readyAt[dep].Format(time.StampMilli)))
+			}
 		}
 	}
-	if u := h.Internet.Unexpected(); len(u) > 0 {
-		t.Errorf("requests to hosts no stand-in serves: %v", u)
+	if len(order) > 0 {
+		sort.Strings(order)
+		return fmt.Errorf("dependsOn order not kept:\n%s", strings.Join(order, "\n"))
 	}
+	if u := h.Internet.Unexpected(); len(u) > 0 {
+		return fmt.Errorf("requests to hosts no stand-in serves: %v", u)
+	}
+	return nil
+}
+
+// TestHubSyncsTheTree brings the hub up as the program does (the objects
+// hub.Run creates, with its generated deploy key) and checks, on the real
+// Flux, Crossplane, External Secrets and Sealed Secrets at the pinned
+// releases and the AWS stand-in, that the tree syncs over SSH, the chart
+// sources and releases install, Crossplane installs every provider and
+// function package the tree names and reports them Installed and Healthy
+// (their pods running the real functions), the sealing key reaches the
+// Sealed Secrets controller through Secrets Manager, every Kustomization
+// becomes Ready only after what it depends on, and the example claim
+// composes (claimComposes).
+func TestHubSyncsTheTree(t *testing.T) {
+	ctx := context.Background()
+	start := time.Now()
+	h := startHub(t, "e2ehub", "10.200.0.0/16", nil)
+	t.Logf("hub and Flux up in %s", time.Since(start))
+	if err := hubSynced(ctx, h, 8*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("hub synced after %s", time.Since(start))
+	t.Run("claim composes", func(t *testing.T) { claimComposes(t, h) })
 }
 
 // TestHubStallsOnDuplicateHealthChecks plants two health checks for one

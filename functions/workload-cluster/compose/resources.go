@@ -62,6 +62,7 @@ func Parts() []Part {
 		IAM,
 		ClusterPart,
 		bootstrapPart,
+		syncedPart,
 		Usages,
 	}
 }

@@ -101,3 +101,15 @@ func TestKeyFollowsContent(t *testing.T) {
 		t.Error("changed link flags kept the key")
 	}
 }
+
+// TestLDFlagsStable: link flags are part of the cache key, so they must be
+// the same in every process (a map's order would rebuild the Kubernetes
+// binaries on most runs).
+func TestLDFlagsStable(t *testing.T) {
+	first := kubeLDFlags()
+	for range 100 {
+		if got := kubeLDFlags(); got != first {
+			t.Fatalf("kubeLDFlags() changed between calls:\n%s\n%s", first, got)
+		}
+	}
+}

@@ -13,15 +13,16 @@ import (
 func kubeLDFlags() string {
 	major, minor, _ := strings.Cut(versions.KubernetesRelease, ".")
 	minor, _, _ = strings.Cut(minor, ".")
+	// In a fixed order: the flags are part of the binary's cache key.
 	var b strings.Builder
-	for k, v := range map[string]string{
-		"gitVersion":   "v" + versions.KubernetesRelease,
-		"gitMajor":     major,
-		"gitMinor":     minor,
-		"gitTreeState": "clean",
-		"buildDate":    "1970-01-01T00:00:00Z",
+	for _, kv := range [][2]string{
+		{"gitVersion", "v" + versions.KubernetesRelease},
+		{"gitMajor", major},
+		{"gitMinor", minor},
+		{"gitTreeState", "clean"},
+		{"buildDate", "1970-01-01T00:00:00Z"},
 	} {
-		fmt.Fprintf(&b, " -X k8s.io/component-base/version.%s=%s", k, v)
+		fmt.Fprintf(&b, " -X k8s.io/component-base/version.%s=%s", kv[0], kv[1])
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -278,6 +278,10 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 			p("delete an app queue", "sqs:DeleteQueue", arn("sqs", A+"_jobs")),
 			p("mint an app role", "iam:CreateRole", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), "iam:PermissionsBoundary", bound,
 				reqTag+fence.TagSpoke, a, reqTag+fence.TagCluster, A, reqTag+fence.TagOIDC, s.OIDCIssuer, "aws:TagKeys", fence.ProtectedTags()),
+			// CreateRole with tags is also authorized as TagRole on a role
+			// that has no tag yet (NM4).
+			p("tag it on create", "iam:TagRole", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"),
+				reqTag+fence.TagSpoke, a, reqTag+fence.TagCluster, A, reqTag+fence.TagOIDC, s.OIDCIssuer, "aws:TagKeys", fence.ProtectedTags()),
 			p("give it a policy", "iam:PutRolePolicy", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), "iam:PermissionsBoundary", bound,
 				resTag+fence.TagSpoke, a),
 			p("set its trust", "iam:UpdateAssumeRolePolicy", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), resTag+fence.TagSpoke, a),

@@ -272,6 +272,16 @@ func (s Spoke) crossplanePolicy() policydoc.Document {
 				"aws:RequestTag/" + fence.TagSpoke: s.Name,
 				"aws:RequestTag/" + fence.TagOIDC:  s.OIDCIssuer,
 			}}},
+		// CreateRole with tags is also authorized as iam:TagRole on the new
+		// role, which has no tag yet (so AppRolesManage's ResourceTag
+		// condition cannot match): allowed with the fence's own request
+		// tags only.
+		policydoc.Statement{Sid: "AppRolesTagOnCreate", Effect: policydoc.Allow,
+			Action: []string{"iam:TagRole"}, Resource: []string{appRoles},
+			Condition: map[string]map[string]any{"StringEquals": {
+				"aws:RequestTag/" + fence.TagSpoke: s.Name,
+				"aws:RequestTag/" + fence.TagOIDC:  s.OIDCIssuer,
+			}}},
 		policydoc.Statement{Sid: "AppRolesManage", Effect: policydoc.Allow, Action: []string{
 			"iam:GetRole", "iam:UpdateRole", "iam:DeleteRole", "iam:TagRole", "iam:ListRoleTags",
 			"iam:UpdateAssumeRolePolicy", "iam:PutRolePolicy", "iam:GetRolePolicy", "iam:DeleteRolePolicy",

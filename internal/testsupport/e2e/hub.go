@@ -8,14 +8,22 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	authv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
 
 // RepoName is the repository the suite's Git server serves the tree as.
@@ -51,10 +59,23 @@ type Hub struct {
 	Flux      map[string]*Proc
 	Internet  *Internet
 	Pods      *PodRunner
+	// AWS plays the provider family's controllers against Account.
+	AWS     *aws.Provider
+	Account *aws.Ledger
+	// Endpoints are the AWS APIs the hub's controllers call directly.
+	Endpoints *aws.Endpoints
+
+	fluxObjects []*unstructured.Unstructured
+	stopAWS     context.CancelFunc
+	awsDone     chan struct{}
 }
 
 // Stop stops every process and removes the network.
 func (h *Hub) Stop() {
+	if h.stopAWS != nil {
+		h.stopAWS()
+		<-h.awsDone
+	}
 	if h.Pods != nil {
 		h.Pods.Stop()
 	}
@@ -141,7 +162,42 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	if err := h.apply(ctx); err != nil {
 		return h, err
 	}
+	if err := h.startAWS(ctx, cfg); err != nil {
+		return h, err
+	}
 	return h, h.startFlux(ctx)
+}
+
+// startAWS runs the provider family's stand-in against an empty account
+// (the mocks' account, the stack's partition) until Stop.
+func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
+	dir, err := upstream.Dir(ctx, upstream.ProviderAWSModule, "v"+versions.ProviderAWS)
+	if err != nil {
+		return err
+	}
+	h.Endpoints = &aws.Endpoints{Region: cfg["aws:region"], Account: mocks.AccountID, Partition: "aws",
+		Roles: map[string]string{}, Review: h.reviewToken}
+	for _, r := range h.Bootstrap.Mocks.Resources() {
+		switch {
+		case r.Type == "aws:iam/role:Role" && r.Custom:
+			h.Endpoints.Roles[str(r.State, "arn")] = str(r.Inputs, "assumeRolePolicy")
+		case r.Type == "aws:secretsmanager/secret:Secret" && r.Custom:
+			arn := str(r.State, "arn")
+			h.Endpoints.Secrets = append(h.Endpoints.Secrets, aws.Secret{ARN: arn, Name: str(r.Inputs, "name"), Value: h.Bootstrap.Secrets[arn]})
+		}
+	}
+	for host, handler := range h.Endpoints.Hosts() {
+		h.Internet.Handle(host, handler)
+	}
+	h.Account = aws.NewLedger()
+	h.AWS = &aws.Provider{Client: h.Cluster.Client, Module: dir, Account: mocks.AccountID, Partition: "aws", Ledger: h.Account}
+	awsCtx, cancel := context.WithCancel(context.Background())
+	h.stopAWS, h.awsDone = cancel, make(chan struct{})
+	go func() {
+		defer close(h.awsDone)
+		h.AWS.Run(awsCtx, time.Second)
+	}()
+	return nil
 }
 
 // StackConfig reads a Pulumi stack file's config as the engine hands it to
@@ -187,6 +243,7 @@ func (h *Hub) apply(ctx context.Context) error {
 			if err := h.Cluster.Apply(ctx, "flux-operator", flux...); err != nil {
 				return err
 			}
+			h.fluxObjects = flux
 			continue
 		}
 		if o.GetKind() == "Secret" && o.GetName() == "flux-system" {
@@ -241,7 +298,9 @@ func (h *Hub) Exited() error {
 // startFlux runs the Flux controllers the FluxInstance lists as local
 // processes (PodRunner is not needed for them: they reach only the API
 // server, the Git server and each other), with the arguments their
-// Deployments give them, addresses moved to loopback ports.
+// Deployments give them (the instance's patches included: --concurrent,
+// feature gates), the addresses moved to loopback ports, leader election
+// off and no event recorder (notification-controller is not run).
 func (h *Hub) startFlux(ctx context.Context) error {
 	dir := filepath.Join(h.Cluster.Dir, "flux")
 	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o755); err != nil {
@@ -255,24 +314,28 @@ func (h *Hub) startFlux(ctx context.Context) error {
 		return "127.0.0.1:" + strconv.Itoa(p)
 	}
 	storage := port()
-	common := func(extra ...string) []string {
-		return append([]string{"--watch-all-namespaces", "--enable-leader-election=false", "--log-encoding=console",
+	local := func(extra ...string) []string {
+		return append([]string{"--enable-leader-election=false", "--log-encoding=console",
 			"--metrics-addr", port(), "--health-addr", port()}, extra...)
 	}
 	procs := []struct {
 		tool binaries.Tool
 		args []string
 	}{
-		{binaries.SourceController, common("--storage-path", filepath.Join(dir, "storage"), "--storage-addr", storage, "--storage-adv-addr", storage)},
-		{binaries.KustomizeController, common("--no-remote-bases=true")},
-		{binaries.HelmController, common()},
+		{binaries.SourceController, local("--storage-path", filepath.Join(dir, "storage"), "--storage-addr", storage, "--storage-adv-addr", storage)},
+		{binaries.KustomizeController, local("--no-remote-bases=true")},
+		{binaries.HelmController, local()},
 	}
 	for _, p := range procs {
+		args, err := deploymentArgs(h.fluxObjects, p.tool.Name)
+		if err != nil {
+			return err
+		}
 		bin, err := binaries.Build(ctx, p.tool)
 		if err != nil {
 			return err
 		}
-		proc := newProc(dir, p.tool.Name, bin, p.args...)
+		proc := newProc(dir, p.tool.Name, bin, append(args, p.args...)...)
 		proc.Env = append([]string{"KUBECONFIG=" + h.Cluster.Kubeconfig, "RUNTIME_NAMESPACE=flux-system", "HOME=" + dir},
 			h.Internet.Env(h.Net.Prefix.String())...)
 		if err := proc.Start(); err != nil {
@@ -283,7 +346,76 @@ func (h *Hub) startFlux(ctx context.Context) error {
 	return nil
 }
 
+// localFlags are the flags startFlux sets itself: addresses, storage,
+// leader election, log encoding and the event recorder's address.
+var localFlags = []string{"--events-addr", "--enable-leader-election", "--log-encoding", "--metrics-addr", "--health-addr",
+	"--storage-path", "--storage-addr", "--storage-adv-addr", "--no-remote-bases"}
+
+// deploymentArgs are the arguments of the Deployment name's first
+// container in the Flux installation, without the localFlags.
+func deploymentArgs(objs []*unstructured.Unstructured, name string) ([]string, error) {
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" || o.GetName() != name {
+			continue
+		}
+		cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		if len(cs) == 0 {
+			break
+		}
+		raw, _, _ := unstructured.NestedStringSlice(cs[0].(map[string]any), "args")
+		var out []string
+		for _, a := range raw {
+			flag, _, _ := strings.Cut(a, "=")
+			if !slices.Contains(localFlags, flag) {
+				out = append(out, a)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("the Flux installation has no Deployment %s with a container", name)
+}
+
 func decodeBase64(s string) (string, error) {
 	b, err := base64.StdEncoding.DecodeString(s)
 	return string(b), err
+}
+
+// reviewToken checks a service-account token with the API server's
+// TokenReview for the audiences it claims, as an OIDC relying party
+// checks one against the issuer's keys.
+func (h *Hub) reviewToken(ctx context.Context, token string) (string, []string, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return "", nil, fmt.Errorf("not a JWT")
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return "", nil, fmt.Errorf("JWT payload: %w", err)
+	}
+	var claims struct {
+		Aud any `json:"aud"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return "", nil, fmt.Errorf("JWT claims: %w", err)
+	}
+	var auds []string
+	switch a := claims.Aud.(type) {
+	case string:
+		auds = []string{a}
+	case []any:
+		for _, e := range a {
+			if s, ok := e.(string); ok {
+				auds = append(auds, s)
+			}
+		}
+	}
+	tr, err := h.Cluster.Kube.AuthenticationV1().TokenReviews().Create(ctx, &authv1.TokenReview{
+		Spec: authv1.TokenReviewSpec{Token: token, Audiences: auds}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	if !tr.Status.Authenticated {
+		return "", nil, fmt.Errorf("token not valid: %s", tr.Status.Error)
+	}
+	return tr.Status.User.Username, tr.Status.Audiences, nil
 }

@@ -72,7 +72,8 @@ func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, gh
 
 // PodImages are the programs the hub's pods run: Crossplane core and its
 // RBAC manager, the pinned functions and this project's function (built
-// from the repository into dir).
+// from the repository into dir), External Secrets and the Sealed Secrets
+// controller.
 func PodImages(ctx context.Context, repoRoot, dir string) (map[string]Image, error) {
 	fn := filepath.Join(dir, "function-workload-cluster")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", fn, "./functions/workload-cluster")
@@ -92,5 +93,9 @@ func PodImages(ctx context.Context, repoRoot, dir string) (map[string]Image, err
 		"xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform":      {Tool: binaries.PatchAndTransform, Tags: []string{"v" + versions.FunctionPatchAndTransform}},
 		"xpkg.crossplane.io/crossplane-contrib/function-auto-ready":               {Tool: binaries.AutoReady, Tags: []string{"v" + versions.FunctionAutoReady}},
 		versions.FunctionRegistry + "/" + versions.WorkloadClusterFunctionPackage: {Path: fn, Tags: []string{versions.WorkloadClusterFunction}},
+		// One binary for the controller, its webhook and cert-controller
+		// (subcommands, as the chart's Deployments run them).
+		"oci.external-secrets.io/external-secrets/external-secrets": {Tool: binaries.ExternalSecrets, Tags: []string{"v" + versions.ExternalSecrets}},
+		"bitnami/sealed-secrets-controller":                         {Tool: binaries.SealedSecrets, Tags: []string{versions.SealedSecrets}},
 	}, nil
 }

@@ -93,13 +93,16 @@ func (in *Internet) HandleBackend(host, backend string) error {
 // Env is the environment a process needs to reach the stand-in internet:
 // the proxy for every scheme; loopback, the cluster's Service names and
 // direct (the API servers, the Git server, the processes' own servers on
-// the pod network) not proxied; only the proxy's CA trusted for TLS.
+// the pod network) not proxied; only the proxy's CA trusted for TLS (by Go
+// and by the AWS SDKs).
 func (in *Internet) Env(direct ...string) []string {
 	noProxy := strings.Join(append([]string{"127.0.0.1", "localhost", ".svc", ".cluster.local"}, direct...), ",")
 	return []string{
 		"HTTPS_PROXY=" + in.URL, "HTTP_PROXY=" + in.URL, "https_proxy=" + in.URL, "http_proxy=" + in.URL,
 		"NO_PROXY=" + noProxy, "no_proxy=" + noProxy,
 		"SSL_CERT_FILE=" + in.CAFile,
+		// The AWS SDKs' own CA bundle setting replaces the system roots.
+		"AWS_CA_BUNDLE=" + in.CAFile,
 	}
 }
 

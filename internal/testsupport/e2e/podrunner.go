@@ -55,10 +55,11 @@ type Image struct {
 // token from the TokenRequest API included) in its own mount namespace, and
 // in-cluster configuration reaching the API server on the pod network's
 // host address, so it authenticates as the pod's service account. Init
-// containers run to completion first. What it does not model: images it
-// does not know (their containers do not run), probes, restarts on exit
-// (a process that exits is logged, not restarted), resource limits and
-// hostPath volumes.
+// containers run to completion first; a main container that exits is run
+// again under the pod's restartPolicy, with back-off. What it does not
+// model: images it does not know (their containers do not run), probes,
+// restart counts in the pod's status, resource limits and hostPath
+// volumes.
 type PodRunner struct {
 	Cluster *Cluster
 	Net     *Network
@@ -254,11 +255,48 @@ func (r *PodRunner) run(ctx context.Context, p *corev1.Pod, rp *runningPod) erro
 		}
 	}
 	for _, c := range p.Spec.Containers {
-		if _, err := r.container(ctx, p, rp, c, vols); err != nil {
+		proc, err := r.container(ctx, p, rp, c, vols)
+		if err != nil {
 			return fmt.Errorf("container %s: %w", c.Name, err)
+		}
+		if proc != nil {
+			go r.restart(ctx, p, rp, c, vols, proc)
 		}
 	}
 	return nil
+}
+
+// restart runs a main container again whenever it exits, as the kubelet
+// does under the pod's restartPolicy (Always; OnFailure only after a
+// failure), with a growing delay (kubernetes
+// pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff; capped here at
+// 10s, not 5m): a controller that starts before its CRDs exist exits and
+// comes back, as it does in a real cluster.
+func (r *PodRunner) restart(ctx context.Context, p *corev1.Pod, rp *runningPod, c corev1.Container, vols map[string]string, proc *Proc) {
+	for backoff := time.Second; ; backoff = min(2*backoff, 10*time.Second) {
+		select {
+		case <-proc.done:
+		case <-rp.stop:
+			return
+		}
+		_, err := proc.Exited()
+		if p.Spec.RestartPolicy == corev1.RestartPolicyNever || p.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && err == nil {
+			r.logf(rp, "container %s exited (%v); not restarted (restartPolicy %s)", c.Name, err, p.Spec.RestartPolicy)
+			return
+		}
+		r.logf(rp, "container %s exited (%v); again in %s", c.Name, err, backoff)
+		select {
+		case <-time.After(backoff):
+		case <-rp.stop:
+			return
+		}
+		next, err := r.container(ctx, p, rp, c, vols)
+		if err != nil || next == nil {
+			r.logf(rp, "container %s: not restarted: %v", c.Name, err)
+			return
+		}
+		proc = next
+	}
 }
 
 // container starts one container's process; nil when its image is not
@@ -298,9 +336,13 @@ func (r *PodRunner) container(ctx context.Context, p *corev1.Pod, rp *runningPod
 		args[i] = expand(a, env)
 	}
 	// Mount the container's volumes at their paths in its own mount
-	// namespace (ip netns exec makes one), then exec the program.
-	var script strings.Builder
-	script.WriteString("set -e\n")
+	// namespace (ip netns exec makes one), then exec the program. Every
+	// source is first bound to a staging directory, so a volume mounted
+	// over a directory that holds the sources (an emptyDir at /tmp, where
+	// the test's files are) does not hide the others; targets are mounted
+	// parents first.
+	type bind struct{ src, dst string }
+	var binds []bind
 	for _, m := range c.VolumeMounts {
 		src, ok := vols[m.Name]
 		if !ok {
@@ -309,17 +351,7 @@ func (r *PodRunner) container(ctx context.Context, p *corev1.Pod, rp *runningPod
 		if m.SubPath != "" {
 			src = filepath.Join(src, m.SubPath)
 		}
-		if fi, err := os.Stat(src); err == nil && !fi.IsDir() {
-			if err := os.MkdirAll(filepath.Dir(m.MountPath), 0o755); err != nil {
-				return nil, err
-			}
-			if f, err := os.OpenFile(m.MountPath, os.O_CREATE, 0o644); err == nil {
-				f.Close()
-			}
-		} else if err := os.MkdirAll(m.MountPath, 0o755); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(src), shellQuote(m.MountPath))
+		binds = append(binds, bind{src, m.MountPath})
 	}
 	paths := make([]string, 0, len(img.Files))
 	for p := range img.Files {
@@ -327,10 +359,35 @@ func (r *PodRunner) container(ctx context.Context, p *corev1.Pod, rp *runningPod
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return nil, err
+		binds = append(binds, bind{img.Files[p], p})
+	}
+	sort.SliceStable(binds, func(i, j int) bool {
+		return strings.Count(filepath.Clean(binds[i].dst), "/") < strings.Count(filepath.Clean(binds[j].dst), "/")
+	})
+	stage := filepath.Join("/run/eks-fleet-e2e", rp.netns, c.Name)
+	var script strings.Builder
+	script.WriteString("set -e\n")
+	for i, b := range binds {
+		if fi, err := os.Stat(b.src); err == nil && !fi.IsDir() {
+			for _, d := range []string{b.dst, filepath.Join(stage, strconv.Itoa(i))} {
+				if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+					return nil, err
+				}
+				if f, err := os.OpenFile(d, os.O_CREATE, 0o644); err == nil {
+					f.Close()
+				}
+			}
+		} else {
+			for _, d := range []string{b.dst, filepath.Join(stage, strconv.Itoa(i))} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					return nil, err
+				}
+			}
 		}
-		fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(img.Files[p]), shellQuote(p))
+		fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(b.src), shellQuote(filepath.Join(stage, strconv.Itoa(i))))
+	}
+	for i, b := range binds {
+		fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(filepath.Join(stage, strconv.Itoa(i))), shellQuote(b.dst))
 	}
 	script.WriteString("exec \"$@\"\n")
 	proc := newProc(rp.dir, c.Name, "ip", append([]string{"netns", "exec", rp.netns, "sh", "-c", script.String(), "sh", bin}, args...)...)
@@ -356,6 +413,7 @@ func (r *PodRunner) env(ctx context.Context, p *corev1.Pod, c corev1.Container) 
 		"KUBERNETES_SERVICE_PORT=" + strconv.Itoa(u),
 	}
 	env = append(env, r.Env...)
+	env = append(env, r.noProxyServices(ctx, r.Env)...)
 	for _, from := range c.EnvFrom {
 		var data map[string]string
 		switch {
@@ -399,6 +457,29 @@ func (r *PodRunner) env(ctx context.Context, p *corev1.Pod, c corev1.Container) 
 		env = append(env, e.Name+"="+v)
 	}
 	return env, nil
+}
+
+// noProxyServices extends the NO_PROXY of env with every namespace as a
+// domain suffix: a Service's short names (<service>.<namespace>, which
+// Crossplane dials its functions by) would otherwise go to the stand-in
+// internet's proxy, which real pods do not have.
+func (r *PodRunner) noProxyServices(ctx context.Context, env []string) []string {
+	nss, err := r.Cluster.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		if k != "NO_PROXY" && k != "no_proxy" {
+			continue
+		}
+		for _, ns := range nss.Items {
+			v += ",." + ns.Name
+		}
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 func (r *PodRunner) valueFrom(ctx context.Context, p *corev1.Pod, c corev1.Container, s *corev1.EnvVarSource) (string, error) {
@@ -690,6 +771,7 @@ func (r *PodRunner) stopPod(uid types.UID) {
 		proc.Stop(10 * time.Second)
 	}
 	r.Net.DelPod(rp.netns)
+	_ = os.RemoveAll(filepath.Join("/run/eks-fleet-e2e", rp.netns))
 }
 
 // refreshHosts rewrites every running pod's hosts file when the Services'

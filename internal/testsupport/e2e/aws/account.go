@@ -1,0 +1,343 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// ForceNew are the arguments of the Terraform types the fleet composes
+// that AWS cannot change in place: the update APIs do not take them (for
+// example EKS UpdateNodegroupConfig takes labels, taints, scalingConfig,
+// updateConfig and nodeRepairConfig, UpdateNodegroupVersion the version
+// and launch template; a node group's instance types, AMI type, capacity
+// type, subnets and role are fixed at CreateNodegroup), so Terraform marks
+// them ForceNew and upjet refuses the update. Keys are JSON argument names
+// of spec.forProvider. region is ForceNew for every regional type.
+var ForceNew = map[string][]string{
+	"aws_eks_node_group":                {"amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "nodeRoleArn", "remoteAccess", "subnetIds"},
+	"aws_eks_cluster":                   {"roleArn", "bootstrapSelfManagedAddons"},
+	"aws_eks_access_entry":              {"clusterName", "principalArn", "type"},
+	"aws_eks_access_policy_association": {"clusterName", "principalArn", "policyArn"},
+	"aws_vpc":                           {"cidrBlock"},
+	"aws_subnet":                        {"availabilityZone", "availabilityZoneId", "cidrBlock", "vpcId"},
+	"aws_nat_gateway":                   {"allocationId", "connectivityType", "subnetId"},
+	"aws_route":                         {"destinationCidrBlock", "routeTableId"},
+	"aws_route_table":                   {"vpcId"},
+	"aws_route_table_association":       {"gatewayId", "subnetId"},
+	"aws_internet_gateway":              {},
+	"aws_iam_role":                      {"path"},
+	"aws_iam_role_policy":               {"role"},
+	"aws_iam_role_policy_attachment":    {"policyArn", "role"},
+	"aws_iam_openid_connect_provider":   {"url"},
+	"aws_cloudwatch_log_group":          {"namePrefix"},
+}
+
+// inUseRefusal are the types AWS refuses to delete while another resource
+// uses them (EC2 DependencyViolation for a VPC or subnet with resources in
+// it; EKS ResourceInUseException for a cluster with node groups).
+var inUseRefusal = map[string]string{
+	"aws_vpc":         "api error DependencyViolation: The vpc '%s' has dependencies and cannot be deleted.",
+	"aws_subnet":      "api error DependencyViolation: The subnet '%s' has dependencies and cannot be deleted.",
+	"aws_eks_cluster": "ResourceInUseException: Cluster has nodegroups attached (cluster %s)",
+}
+
+// create makes the resource in the ledger: AWS assigns the ID of a
+// ProviderID type; the name is the external name.
+func (p *Provider) create(kind, tf, owner, name string, args map[string]any) *Resource {
+	region, _ := args["region"].(string)
+	r := &Resource{Kind: kind, Type: tf, Owner: owner, Attrs: args, Tags: tagsOf(args), Created: time.Now()}
+	r.ReadyAt = r.Created.Add(p.ReadyAfter[tf])
+	switch p.naming[tf] {
+	case ByName:
+		r.ID, r.Name = name, name
+	case ByNameInTemplate:
+		r.ID, r.Name = templatedID(tf, args, name), name
+	default:
+		r.ID = providerID(tf, args)
+		r.Name = r.ID
+	}
+	r.ARN = arn(p.Partition, p.Account, region, tf, r, args)
+	p.Ledger.put(r)
+	return r
+}
+
+// providerID is an ID in the format AWS (or the Terraform provider, for
+// composite IDs) gives the type.
+func providerID(tf string, args map[string]any) string {
+	prefix := map[string]string{
+		"aws_vpc": "vpc-", "aws_subnet": "subnet-", "aws_internet_gateway": "igw-", "aws_eip": "eipalloc-",
+		"aws_nat_gateway": "nat-", "aws_route_table": "rtb-", "aws_route_table_association": "rtbassoc-",
+		"aws_security_group": "sg-",
+	}
+	s := func(k string) string { v, _ := args[k].(string); return v }
+	switch tf {
+	case "aws_route":
+		// internal/service/ec2/vpc_route.go routeCreateID: r-<table><crc32 of the destination>.
+		return fmt.Sprintf("r-%s%d", s("routeTableId"), crc32.ChecksumIEEE([]byte(s("destinationCidrBlock"))))
+	case "aws_eks_access_entry":
+		return s("clusterName") + ":" + s("principalArn")
+	case "aws_eks_access_policy_association":
+		return s("clusterName") + "#" + s("principalArn") + "#" + s("policyArn")
+	case "aws_iam_role_policy":
+		return s("role") + ":" + s("name")
+	case "aws_iam_role_policy_attachment":
+		return s("role") + "-" + time.Now().UTC().Format("20060102150405") + randomDigits(12)
+	case "aws_iam_openid_connect_provider":
+		return ""
+	}
+	if pre, ok := prefix[tf]; ok {
+		return pre + randomHex(17)
+	}
+	return strings.TrimPrefix(tf, "aws_") + "-" + randomHex(17)
+}
+
+func randomDigits(n int) string {
+	h := randomHex(n)
+	var b strings.Builder
+	for _, c := range h {
+		b.WriteByte(byte('0' + c%10))
+	}
+	return b.String()
+}
+
+// arn is the resource's ARN in AWS's format for the type ("" for types
+// without one).
+func arn(partition, account, region, tf string, r *Resource, args map[string]any) string {
+	s := func(k string) string { v, _ := args[k].(string); return v }
+	ec2 := func(typ string) string {
+		return fmt.Sprintf("arn:%s:ec2:%s:%s:%s/%s", partition, region, account, typ, r.ID)
+	}
+	switch tf {
+	case "aws_vpc":
+		return ec2("vpc")
+	case "aws_subnet":
+		return ec2("subnet")
+	case "aws_internet_gateway":
+		return ec2("internet-gateway")
+	case "aws_eip":
+		return ec2("elastic-ip")
+	case "aws_route_table":
+		return ec2("route-table")
+	case "aws_eks_cluster":
+		return fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", partition, region, account, r.Name)
+	case "aws_eks_node_group":
+		return fmt.Sprintf("arn:%s:eks:%s:%s:nodegroup/%s/%s/%s", partition, region, account, s("clusterName"), r.Name, randomHex(8))
+	case "aws_eks_access_entry":
+		return fmt.Sprintf("arn:%s:eks:%s:%s:access-entry/%s/%s", partition, region, account, s("clusterName"), randomHex(8))
+	case "aws_cloudwatch_log_group":
+		return fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s", partition, region, account, r.Name)
+	case "aws_iam_role":
+		path := s("path")
+		if path == "" {
+			path = "/"
+		}
+		return fmt.Sprintf("arn:%s:iam::%s:role%s%s", partition, account, path, r.Name)
+	case "aws_iam_openid_connect_provider":
+		a := fmt.Sprintf("arn:%s:iam::%s:oidc-provider/%s", partition, account, strings.TrimPrefix(s("url"), "https://"))
+		r.ID, r.Name = a, a
+		return a
+	}
+	return ""
+}
+
+// computed is what AWS reports of a resource beyond its arguments, at
+// this moment (an EKS cluster's status and, once ACTIVE, its issuer).
+func computed(r *Resource, now time.Time) map[string]any {
+	region, _ := r.Attrs["region"].(string)
+	out := map[string]any{"id": r.ID}
+	if r.ARN != "" {
+		out["arn"] = r.ARN
+	}
+	if len(r.Tags) > 0 {
+		t := map[string]any{}
+		for k, v := range r.Tags {
+			t[k] = v
+		}
+		out["tagsAll"] = t
+	}
+	ready := !now.Before(r.ReadyAt)
+	switch r.Type {
+	case "aws_eks_cluster":
+		out["status"] = "CREATING"
+		if ready {
+			id := strings.ToUpper(fmt.Sprintf("%08X%024X", crc32.ChecksumIEEE([]byte(r.ARN)), crc32.ChecksumIEEE([]byte(r.ID))))
+			out["status"] = "ACTIVE"
+			out["endpoint"] = fmt.Sprintf("https://%s.gr7.%s.eks.amazonaws.com", id, region)
+			out["identity"] = []any{map[string]any{"oidc": []any{map[string]any{"issuer": fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", region, id)}}}}
+		}
+	case "aws_eks_node_group":
+		out["status"] = "CREATING"
+		if ready {
+			out["status"] = "ACTIVE"
+		}
+	case "aws_vpc":
+		out["ownerId"] = ""
+	case "aws_eip":
+		out["allocationId"] = r.ID
+		out["publicIp"] = fmt.Sprintf("198.51.100.%d", crc32.ChecksumIEEE([]byte(r.ID))%254+1)
+	}
+	return out
+}
+
+// setAtProvider writes status.atProvider: the arguments as applied and
+// what AWS computed.
+func (p *Provider) setAtProvider(u *unstructured.Unstructured, r *Resource) {
+	at := map[string]any{}
+	for k, v := range jsonNorm(r.Attrs).(map[string]any) {
+		at[k] = v
+	}
+	for k, v := range computed(r, time.Now()) {
+		at[k] = v
+	}
+	_ = unstructured.SetNestedMap(u.Object, at, "status", "atProvider")
+}
+
+// immutable returns upjet's refusal for the first changed ForceNew
+// argument ("" when the change can be applied in place).
+func (p *Provider) immutable(tf string, diff []string, old, cur map[string]any) string {
+	fixed := p.Immutable
+	if fixed == nil {
+		fixed = ForceNew
+	}
+	for _, k := range diff {
+		if k != "region" && !slices.Contains(fixed[tf], k) {
+			continue
+		}
+		ok, oldV, newV := firstDifference(snake(k), jsonNorm(old[k]), jsonNorm(cur[k]))
+		if ok {
+			return fmt.Sprintf("cannot change the value of the argument %q from %q to %q", oldV[0], oldV[1], newV)
+		}
+	}
+	return ""
+}
+
+// firstDifference flattens old and cur as Terraform's InstanceDiff keys
+// (a.0.b) and returns the first key that differs with both values.
+func firstDifference(prefix string, old, cur any) (bool, [2]string, string) {
+	fo, fc := map[string]string{}, map[string]string{}
+	flatten(prefix, old, fo)
+	flatten(prefix, cur, fc)
+	var keys []string
+	for k := range fo {
+		keys = append(keys, k)
+	}
+	for k := range fc {
+		if _, ok := fo[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if fo[k] != fc[k] {
+			return true, [2]string{k, fo[k]}, fc[k]
+		}
+	}
+	return false, [2]string{}, ""
+}
+
+func flatten(prefix string, v any, into map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			flatten(prefix+"."+snake(k), e, into)
+		}
+	case []any:
+		into[prefix+".#"] = fmt.Sprint(len(x))
+		for i, e := range x {
+			flatten(fmt.Sprintf("%s.%d", prefix, i), e, into)
+		}
+	case nil:
+	default:
+		into[prefix] = fmt.Sprint(x)
+	}
+}
+
+// snake turns upjet's JSON names back into Terraform's.
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(unicode.ToLower(r))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// delete is the managed reconciler's delete: an Orphan policy leaves the
+// resource in AWS; otherwise AWS deletes it unless another resource still
+// uses it, and the finalizer goes once it is gone.
+func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) error {
+	u := &mg.Unstructured
+	if !meta.FinalizerExists(u, finalizer) {
+		return nil
+	}
+	before := u.DeepCopy()
+	policy, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy")
+	fp, _, _ := unstructured.NestedMap(u.Object, "spec", "forProvider")
+	id, _ := p.identity(tf, u, arguments(fp))
+	if r := p.Ledger.get(kind, id); r != nil && id != "" {
+		if policy == "Orphan" {
+			p.Ledger.note("orphan %s %s (deletionPolicy Orphan)", kind, id)
+		} else {
+			if msg, ok := inUseRefusal[tf]; ok {
+				if users := p.Ledger.usersOf(r); len(users) > 0 {
+					mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, fmt.Sprintf(msg, id))))
+					p.Ledger.note("refuse delete %s %s: used by %s", kind, id, strings.Join(users, ", "))
+					return p.writeStatus(ctx, before, u)
+				}
+			}
+			p.Ledger.remove(kind, id)
+		}
+	}
+	meta.RemoveFinalizer(u, finalizer)
+	return p.Client.Update(ctx, u)
+}
+
+// usersOf lists the resources whose arguments name r's ID.
+func (l *Ledger) usersOf(r *Resource) []string {
+	var out []string
+	for _, o := range l.All() {
+		if o.Kind == r.Kind && o.ID == r.ID {
+			continue
+		}
+		if mentions(o.Attrs, r.ID) || (r.Type == "aws_eks_cluster" && o.Attrs["clusterName"] == r.Name) {
+			out = append(out, o.Kind+"/"+o.ID)
+		}
+	}
+	return out
+}
+
+func mentions(v any, id string) bool {
+	switch x := v.(type) {
+	case string:
+		return x == id
+	case map[string]any:
+		for _, e := range x {
+			if mentions(e, id) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if mentions(e, id) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,179 @@
+package aws
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+)
+
+func providerModule(t *testing.T) string {
+	t.Helper()
+	dir, err := upstream.Dir(context.Background(), upstream.ProviderAWSModule, "v"+versions.ProviderAWS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestReadPackage reads the provider's generated resolvers for the
+// references the fleet's composition relies on.
+func TestReadPackage(t *testing.T) {
+	dir := providerModule(t)
+	cases := map[string]struct {
+		reason                 string
+		service, version, kind string
+		field                  string
+		want                   Ref
+		tf                     string
+	}{
+		"NodeGroupClusterName": {
+			reason:  "A node group references its cluster by external name, only once the cluster is ACTIVE (eks ExternalNameIfClusterActive).",
+			service: "eks", version: "v1beta2", kind: "NodeGroup", field: "spec.forProvider.clusterName",
+			want: Ref{Value: []string{"spec", "forProvider", "clusterName"}, Reference: []string{"spec", "forProvider", "clusterNameRef"},
+				Selector: []string{"spec", "forProvider", "clusterNameSelector"}, Group: "eks.aws.upbound.io", Version: "v1beta2", Kind: "Cluster",
+				Extract: "external-name", ActiveOnly: true},
+			tf: "aws_eks_node_group",
+		},
+		"NATGatewayAllocation": {
+			reason:  "A NAT gateway's allocation ID is the EIP's status.atProvider.id (upjet ExtractResourceID).",
+			service: "ec2", version: "v1beta1", kind: "NATGateway", field: "spec.forProvider.allocationId",
+			want: Ref{Value: []string{"spec", "forProvider", "allocationId"}, Reference: []string{"spec", "forProvider", "allocationIdRef"},
+				Selector: []string{"spec", "forProvider", "allocationIdSelector"}, Group: "ec2.aws.upbound.io", Version: "v1beta1", Kind: "EIP",
+				Extract: "id"},
+			tf: "aws_nat_gateway",
+		},
+		"RouteNATGateway": {
+			reason:  "A route (v1beta2, the storage version) names its NAT gateway by external name.",
+			service: "ec2", version: "v1beta2", kind: "Route", field: "spec.forProvider.natGatewayId",
+			want: Ref{Value: []string{"spec", "forProvider", "natGatewayId"}, Reference: []string{"spec", "forProvider", "natGatewayIdRef"},
+				Selector: []string{"spec", "forProvider", "natGatewayIdSelector"}, Group: "ec2.aws.upbound.io", Version: "v1beta1", Kind: "NATGateway",
+				Extract: "external-name"},
+			tf: "aws_route",
+		},
+		"RolePolicyAttachmentPolicy": {
+			reason:  "A policy attachment takes the policy's ARN (the provider's ARNExtractor).",
+			service: "iam", version: "v1beta1", kind: "RolePolicyAttachment", field: "spec.forProvider.policyArn",
+			want: Ref{Value: []string{"spec", "forProvider", "policyArn"}, Reference: []string{"spec", "forProvider", "policyArnRef"},
+				Selector: []string{"spec", "forProvider", "policyArnSelector"}, Group: "iam.aws.upbound.io", Version: "v1beta1", Kind: "Policy",
+				Extract: "arn"},
+			tf: "aws_iam_role_policy_attachment",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := ReadPackage(dir, tc.service, tc.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *Ref
+			for _, r := range p.Refs[tc.kind] {
+				if strings.Join(r.Value, ".") == tc.field {
+					r := r
+					r.Source = ""
+					got = &r
+				}
+			}
+			if got == nil {
+				t.Fatalf("%s\nno reference at %s of %s", tc.reason, tc.field, tc.kind)
+			}
+			if diff := cmp.Diff(tc.want, *got); diff != "" {
+				t.Errorf("%s\nReadPackage(...).Refs[%s]: -want, +got:\n%s", tc.reason, tc.kind, diff)
+			}
+			if p.TerraformType[tc.kind] != tc.tf {
+				t.Errorf("%s\nTerraform type of %s: got %q, want %q", tc.reason, tc.kind, p.TerraformType[tc.kind], tc.tf)
+			}
+		})
+	}
+}
+
+// TestReadNaming reads how the provider names the types the fleet composes.
+func TestReadNaming(t *testing.T) {
+	n, err := ReadNaming(providerModule(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Naming{
+		"aws_vpc":                  ProviderID,
+		"aws_nat_gateway":          ProviderID,
+		"aws_iam_role":             ByName,
+		"aws_cloudwatch_log_group": ByName,
+		"aws_eks_node_group":       ByNameInTemplate,
+		"aws_iam_role_policy":      ByNameInTemplate,
+	}
+	got := map[string]Naming{}
+	for k := range want {
+		got[k] = n[k]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadNaming(...): -want, +got:\n%s", diff)
+	}
+}
+
+// TestImmutable checks upjet's refusal message for a ForceNew change.
+func TestImmutable(t *testing.T) {
+	p := &Provider{}
+	cases := map[string]struct {
+		reason   string
+		tf       string
+		old, cur map[string]any
+		want     string
+	}{
+		"InstanceTypes": {
+			reason: "A node group's instance types are fixed at CreateNodegroup.",
+			tf:     "aws_eks_node_group",
+			old:    map[string]any{"instanceTypes": []any{"m6i.large"}, "scalingConfig": map[string]any{"desiredSize": 3}},
+			cur:    map[string]any{"instanceTypes": []any{"m7i.large"}, "scalingConfig": map[string]any{"desiredSize": 3}},
+			want:   `cannot change the value of the argument "instance_types.0" from "m6i.large" to "m7i.large"`,
+		},
+		"ScalingInPlace": {
+			reason: "Scaling is UpdateNodegroupConfig: applied in place.",
+			tf:     "aws_eks_node_group",
+			old:    map[string]any{"scalingConfig": map[string]any{"desiredSize": 3}},
+			cur:    map[string]any{"scalingConfig": map[string]any{"desiredSize": 4}},
+		},
+		"RouteTarget": {
+			reason: "A route's target is ReplaceRoute: in place (natMode reroutes).",
+			tf:     "aws_route",
+			old:    map[string]any{"natGatewayId": "nat-a", "routeTableId": "rtb-1"},
+			cur:    map[string]any{"natGatewayId": "nat-b", "routeTableId": "rtb-1"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := p.immutable(tc.tf, changed(tc.old, tc.cur), tc.old, tc.cur)
+			if got != tc.want {
+				t.Errorf("%s\nimmutable(...): got %q, want %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTrusts checks the stand-in STS's reading of a trust policy.
+func TestTrusts(t *testing.T) {
+	doc := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABC"},
+"Action":"sts:AssumeRoleWithWebIdentity","Condition":{"StringEquals":{"oidc.eks.eu-west-1.amazonaws.com/id/ABC:sub":"system:serviceaccount:external-secrets:external-secrets",
+"oidc.eks.eu-west-1.amazonaws.com/id/ABC:aud":"sts.amazonaws.com"}}}]}`
+	cases := map[string]struct {
+		reason string
+		user   string
+		auds   []string
+		ok     bool
+	}{
+		"Trusted":       {"The service account and audience the trust policy names.", "system:serviceaccount:external-secrets:external-secrets", []string{"sts.amazonaws.com"}, true},
+		"OtherAccount":  {"Another service account is refused.", "system:serviceaccount:team:default", []string{"sts.amazonaws.com"}, false},
+		"OtherAudience": {"A token for another audience is refused.", "system:serviceaccount:external-secrets:external-secrets", []string{"https://kubernetes.default.svc"}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := trusts(doc, tc.user, tc.auds)
+			if (err == nil) != tc.ok {
+				t.Errorf("%s\ntrusts(...): got %v, want ok=%t", tc.reason, err, tc.ok)
+			}
+		})
+	}
+}

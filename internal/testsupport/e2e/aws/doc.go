@@ -1,0 +1,51 @@
+// Package aws stands in for AWS and for the provider-upjet-aws family's
+// controllers in the real-controller suite: no AWS account is reachable,
+// and the providers' controllers embed the Terraform AWS provider, which
+// the module proxy does not serve. It reconciles every managed resource of
+// the kinds the installed and activated provider packages serve (a kind no
+// installed provider serves has no CRD, so composing it fails as it would
+// on AWS) against a Ledger of what exists in the account, and serves the
+// AWS endpoints the fleet's other controllers call (Secrets Manager and
+// STS for External Secrets).
+//
+// Reproduced, with their sources:
+//
+//   - crossplane-runtime v2.4.0 pkg/reconciler/managed/reconciler.go: the
+//     finalizer "finalizer.managedresource.crossplane.io" (line 47), Synced
+//     and Ready conditions (ReconcileSuccess/ReconcileError,
+//     Creating/Available/Deleting), references resolved on every reconcile
+//     before anything else and persisted with an update (api.go:249,
+//     "cannot resolve references"), deletionPolicy Orphan leaving the
+//     external resource;
+//   - crossplane-runtime v2.4.0 pkg/reference/reference.go: a value already
+//     set is not resolved again unless the reference's policy is Always
+//     (IsNoOp, lines 212-237); a reference names its target, a selector
+//     picks the first match (Resolve, lines 338-377); an empty extracted
+//     value is an error;
+//   - provider-upjet-aws v2.7.0 apis/cluster/*/zz_generated.resolvers.go:
+//     which field references which kind and how the value is extracted
+//     (ReadPackage parses them);
+//   - upjet v2.3.0 pkg/controller/external_tfpluginsdk.go:719-753: an
+//     update to an argument Terraform marks RequiresNew is refused ("refuse
+//     to update the external resource because the following update
+//     requires replacing it: cannot change the value of the argument %q
+//     from %q to %q", the first differing flattened key), the resource left
+//     Synced False; the external name of a resource AWS names is the ID
+//     set after create (provider-upjet-aws config/externalname.go, read by
+//     ReadNaming). The provider's own pinned upjet pseudo-version is not
+//     served by the module proxy; v2.3.0 is the nearest release. Which
+//     arguments are ForceNew (the ForceNew table) follows AWS's update APIs
+//     (an argument no update call takes cannot change in place); the
+//     Terraform provider fork the family builds,
+//     github.com/upbound/terraform-provider-aws, is not served either, so
+//     its schema cannot be read;
+//   - AWS: IDs and ARNs in AWS's formats, creation taking time (a delay per
+//     kind), and the dependency refusals of deletes (a VPC with subnets, a
+//     subnet with a NAT gateway or associations).
+//
+// Endpoints serves STS and Secrets Manager (see its doc).
+//
+// Not modelled: IAM policy evaluation (see internal/iam), quotas, regions
+// and zones, eventual consistency, drift from changes outside Crossplane,
+// and every field AWS computes but the fleet does not read.
+package aws

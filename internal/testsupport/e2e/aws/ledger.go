@@ -1,0 +1,139 @@
+package aws
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Resource is one resource that exists in the stand-in account.
+type Resource struct {
+	Kind string // Group/Kind of the managed resource that made it
+	// Type is the Terraform resource type.
+	Type string
+	// Name is its external name (the ID, or the name AWS knows it by).
+	Name string
+	ID   string
+	ARN  string
+	// Owner is the managed resource that created it.
+	Owner string
+	// Attrs are its arguments (spec.forProvider as last applied) and what
+	// AWS computed (status.atProvider).
+	Attrs, Computed map[string]any
+	Tags            map[string]string
+	Created         time.Time
+	// ReadyAt is when AWS reports it available.
+	ReadyAt time.Time
+}
+
+// Ledger is what exists in the account, and what happened to it.
+type Ledger struct {
+	mu    sync.Mutex
+	res   map[string]*Resource // Kind/ID
+	log   []string
+	calls map[string]int
+}
+
+// NewLedger returns an empty account.
+func NewLedger() *Ledger { return &Ledger{res: map[string]*Resource{}, calls: map[string]int{}} }
+
+func (l *Ledger) put(r *Resource) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.res[r.Kind+"/"+r.ID] = r
+	l.log = append(l.log, fmt.Sprintf("%s create %s %s (%s)", time.Now().Format("15:04:05.000"), r.Kind, r.ID, r.Owner))
+}
+
+func (l *Ledger) get(kind, id string) *Resource {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.res[kind+"/"+id]
+}
+
+func (l *Ledger) remove(kind, id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.res, kind+"/"+id)
+	l.log = append(l.log, fmt.Sprintf("%s delete %s %s", time.Now().Format("15:04:05.000"), kind, id))
+}
+
+func (l *Ledger) note(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.log = append(l.log, time.Now().Format("15:04:05.000")+" "+fmt.Sprintf(format, args...))
+}
+
+// All returns a copy of every resource, sorted by kind and ID.
+func (l *Ledger) All() []Resource {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Resource, 0, len(l.res))
+	for _, r := range l.res {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Find returns the resources of kind (Group/Kind, or Kind alone) for
+// which match is true (nil: all).
+func (l *Ledger) Find(kind string, match func(Resource) bool) []Resource {
+	var out []Resource
+	for _, r := range l.All() {
+		if r.Kind != kind && !strings.HasSuffix(r.Kind, "/"+kind) {
+			continue
+		}
+		if match == nil || match(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Tagged returns the resources carrying tag key=value.
+func (l *Ledger) Tagged(key, value string) []Resource {
+	var out []Resource
+	for _, r := range l.All() {
+		if r.Tags[key] == value {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Log returns what happened, in order.
+func (l *Ledger) Log() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.log...)
+}
+
+func (l *Ledger) update(kind, id string, attrs map[string]any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r, ok := l.res[kind+"/"+id]; ok {
+		r.Attrs = attrs
+		r.Tags = tagsOf(attrs)
+		l.log = append(l.log, fmt.Sprintf("%s update %s %s", time.Now().Format("15:04:05.000"), kind, id))
+	}
+}
+
+// tagsOf reads the tags argument.
+func tagsOf(attrs map[string]any) map[string]string {
+	out := map[string]string{}
+	if t, ok := attrs["tags"].(map[string]any); ok {
+		for k, v := range t {
+			if s, ok := v.(string); ok {
+				out[k] = s
+			}
+		}
+	}
+	return out
+}

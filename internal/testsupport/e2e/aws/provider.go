@@ -1,0 +1,571 @@
+package aws
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reference"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// finalizer is the managed reconciler's (crossplane-runtime v2.4.0
+	// pkg/reconciler/managed/reconciler.go:47).
+	finalizer = "finalizer.managedresource.crossplane.io"
+	// errResolveReferences wraps a failed resolution (api.go:54, 249).
+	errResolveReferences = "cannot resolve references"
+	// errReconcileUpdate and errReconcileDelete wrap a failed external
+	// update and delete (reconciler.go:67, 1544).
+	errReconcileUpdate = "update failed"
+	errReconcileDelete = "delete failed"
+	// errRefuseForceNew is upjet's refusal of an update Terraform would
+	// replace the resource for (upjet v2.3.0
+	// pkg/controller/external_tfpluginsdk.go:719-753).
+	errRefuseForceNew = "refuse to update the external resource because the following update requires replacing it"
+	// upbound is the suffix of the provider family's API groups.
+	upbound = ".aws.upbound.io"
+)
+
+// Provider plays the provider family's controllers: every managed
+// resource of a kind whose CRD an installed and activated provider package
+// created is reconciled against the Ledger.
+type Provider struct {
+	// Client reaches the cluster the providers run on.
+	Client client.Client
+	// Module is the provider-upjet-aws module directory at the pinned
+	// release (its generated resolvers and external-name configuration).
+	Module string
+	// Account and Partition name the stand-in account.
+	Account, Partition string
+	Ledger             *Ledger
+	// ReadyAfter is how long AWS takes to make a resource of a Terraform
+	// type available (absent: at once).
+	ReadyAfter map[string]time.Duration
+	// Immutable lists, per Terraform type, the arguments AWS cannot update
+	// in place (Terraform's ForceNew): changing one is refused as upjet
+	// refuses it. Defaults to ForceNew.
+	Immutable map[string][]string
+
+	mu     sync.Mutex
+	pkgs   map[string]*Package
+	naming map[string]Naming
+	errs   []string
+}
+
+// kindInfo is one served managed kind.
+type kindInfo struct {
+	gvk     schema.GroupVersionKind
+	service string
+}
+
+// Run reconciles until ctx ends, every interval.
+func (p *Provider) Run(ctx context.Context, interval time.Duration) {
+	for {
+		if err := p.RunOnce(ctx); err != nil {
+			p.note("%v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Errors returns the stand-in's own failures (not AWS's refusals, which
+// go to the resources' conditions).
+func (p *Provider) Errors() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.errs...)
+}
+
+func (p *Provider) note(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.errs) < 100 {
+		p.errs = append(p.errs, fmt.Sprintf(format, args...))
+	}
+}
+
+// RunOnce reconciles every managed resource once.
+func (p *Provider) RunOnce(ctx context.Context) error {
+	if p.naming == nil {
+		n, err := ReadNaming(p.Module)
+		if err != nil {
+			return err
+		}
+		p.naming, p.pkgs = n, map[string]*Package{}
+	}
+	kinds, err := p.servedKinds(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range kinds {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+		if err := p.Client.List(ctx, l); err != nil {
+			continue
+		}
+		for i := range l.Items {
+			if err := p.reconcile(ctx, k, &l.Items[i]); err != nil {
+				p.note("%s %s: %v", k.gvk.Kind, l.Items[i].GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// servedKinds lists the managed kinds whose CRDs exist and are
+// established: what the installed and activated provider packages serve.
+func (p *Provider) servedKinds(ctx context.Context) ([]kindInfo, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinitionList"})
+	if err := p.Client.List(ctx, l); err != nil {
+		return nil, err
+	}
+	var out []kindInfo
+	for _, crd := range l.Items {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		if !strings.HasSuffix(group, upbound) || strings.HasSuffix(group, ".m"+upbound) || group == "aws.upbound.io" {
+			continue
+		}
+		if !established(&crd) {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		vs, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range vs {
+			m, _ := v.(map[string]any)
+			if m["storage"] == true {
+				out = append(out, kindInfo{gvk: schema.GroupVersionKind{Group: group, Version: m["name"].(string), Kind: kind},
+					service: strings.TrimSuffix(group, upbound)})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].gvk.String() < out[j].gvk.String() })
+	return out, nil
+}
+
+func established(crd *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Provider) pkg(k kindInfo) (*Package, error) {
+	key := k.service + "/" + k.gvk.Version
+	if pk, ok := p.pkgs[key]; ok {
+		return pk, nil
+	}
+	pk, err := ReadPackage(p.Module, k.service, k.gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	p.pkgs[key] = pk
+	return pk, nil
+}
+
+// reconcile is one pass of crossplane-runtime's managed reconciler
+// (pkg/reconciler/managed/reconciler.go Reconcile) with the stand-in as
+// the external client: deletion, finalizer, references, observe, then
+// create or update.
+func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Unstructured) error {
+	pk, err := p.pkg(k)
+	if err != nil {
+		return err
+	}
+	tf := pk.TerraformType[k.gvk.Kind]
+	if tf == "" {
+		return fmt.Errorf("no Terraform type for %s in the provider's %s/%s package", k.gvk.Kind, k.service, k.gvk.Version)
+	}
+	mg := &managed{Unstructured: *u}
+	u = &mg.Unstructured
+	before := u.DeepCopy()
+	kindKey := k.gvk.Group + "/" + k.gvk.Kind
+
+	if meta.WasDeleted(u) {
+		return p.delete(ctx, kindKey, tf, mg)
+	}
+	if !meta.FinalizerExists(u, finalizer) {
+		meta.AddFinalizer(u, finalizer)
+		if err := p.Client.Update(ctx, u); err != nil {
+			return err
+		}
+		before = u.DeepCopy()
+	}
+	if err := p.resolve(ctx, pk.Refs[k.gvk.Kind], mg); err != nil {
+		mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errResolveReferences, err)))
+		return p.writeStatus(ctx, before, u)
+	}
+	if !reflect.DeepEqual(before.Object["spec"], u.Object["spec"]) {
+		// crossplane-runtime persists resolved references before it
+		// observes (api.go:240-250, RetryingCriticalAnnotationUpdater).
+		status := u.Object["status"]
+		if err := p.Client.Update(ctx, u); err != nil {
+			return err
+		}
+		restoreStatus(u, status)
+		before = u.DeepCopy()
+	}
+
+	fp, _, _ := unstructured.NestedMap(u.Object, "spec", "forProvider")
+	args := arguments(fp)
+	id, name := p.identity(tf, u, args)
+	r := (*Resource)(nil)
+	if id != "" {
+		r = p.Ledger.get(kindKey, id)
+	}
+	if r == nil {
+		r = p.create(kindKey, tf, u.GetName(), name, args)
+		if meta.GetExternalName(u) != r.Name {
+			meta.SetExternalName(u, r.Name)
+			status := u.Object["status"]
+			if err := p.Client.Update(ctx, u); err != nil {
+				// The resource exists in AWS and its name is lost: as
+				// crossplane-runtime's external-create-* annotations
+				// guard against, this is the one leak a provider can have.
+				return fmt.Errorf("record external name %s: %w", r.Name, err)
+			}
+			restoreStatus(u, status)
+			before = u.DeepCopy()
+		}
+	} else if diff := changed(r.Attrs, args); len(diff) > 0 {
+		if refused := p.immutable(tf, diff, r.Attrs, args); refused != "" {
+			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s: %s", errReconcileUpdate, errRefuseForceNew, refused)))
+			p.setAtProvider(u, r)
+			return p.writeStatus(ctx, before, u)
+		}
+		p.Ledger.update(kindKey, r.ID, args)
+		r = p.Ledger.get(kindKey, r.ID)
+	}
+	p.setAtProvider(u, r)
+	if time.Now().Before(r.ReadyAt) {
+		mg.SetConditions(xpv2.Creating(), xpv2.ReconcileSuccess())
+	} else {
+		mg.SetConditions(xpv2.Available(), xpv2.ReconcileSuccess())
+	}
+	return p.writeStatus(ctx, before, u)
+}
+
+// writeStatus writes the status when it changed (so an unchanged resource
+// does not wake its composite).
+func (p *Provider) writeStatus(ctx context.Context, before, u *unstructured.Unstructured) error {
+	if reflect.DeepEqual(before.Object["status"], u.Object["status"]) {
+		return nil
+	}
+	return p.Client.Status().Update(ctx, u)
+}
+
+// resolve resolves every reference of the kind with crossplane-runtime's
+// own APIResolver (what the generated ResolveReferences call), the
+// extractors reproduced from the provider.
+func (p *Provider) resolve(ctx context.Context, refs []Ref, mg *managed) error {
+	r := reference.NewAPIResolver(p.Client, mg)
+	for _, ref := range refs {
+		for _, at := range expand(mg.Object, ref) {
+			to := &unstructured.Unstructured{}
+			to.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind})
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind + "List"})
+			// Pointers: the client decodes into them (their embedded
+			// Unstructured's UnmarshalJSON).
+			target := reference.To{Managed: &managed{Unstructured: *to}, List: &managedList{UnstructuredList: *list}}
+			var sel *xpv2.Selector
+			if err := decodeAt(mg.Object, at.selector, &sel); err != nil {
+				return err
+			}
+			if ref.Multi {
+				var cur []string
+				var refsIn []xpv2.Reference
+				if err := decodeAt(mg.Object, at.value, &cur); err != nil {
+					return err
+				}
+				if err := decodeAt(mg.Object, at.reference, &refsIn); err != nil {
+					return err
+				}
+				rsp, err := r.ResolveMultiple(ctx, reference.MultiResolutionRequest{
+					CurrentValues: cur, References: refsIn, Selector: sel, To: target, Extract: extractFn(ref)})
+				if err != nil {
+					return fmt.Errorf("%s: %w", strings.Join(at.value, "."), err)
+				}
+				if err := encodeAt(mg.Object, at.value, rsp.ResolvedValues); err != nil {
+					return err
+				}
+				if err := encodeAt(mg.Object, at.reference, rsp.ResolvedReferences); err != nil {
+					return err
+				}
+				continue
+			}
+			var cur string
+			var refIn *xpv2.Reference
+			if err := decodeAt(mg.Object, at.value, &cur); err != nil {
+				return err
+			}
+			if err := decodeAt(mg.Object, at.reference, &refIn); err != nil {
+				return err
+			}
+			rsp, err := r.Resolve(ctx, reference.ResolutionRequest{
+				CurrentValue: cur, Reference: refIn, Selector: sel, To: target, Extract: extractFn(ref)})
+			if err != nil {
+				return fmt.Errorf("%s: %w", strings.Join(at.value, "."), err)
+			}
+			if err := encodeAt(mg.Object, at.value, rsp.ResolvedValue); err != nil {
+				return err
+			}
+			if err := encodeAt(mg.Object, at.reference, rsp.ResolvedReference); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// extractFn reproduces the provider's extractors: reference.ExternalName
+// (crossplane-runtime), upjet's ExtractResourceID (status.atProvider.id,
+// pkg/resource/extractor.go:16) and ExtractParamPath, the provider's
+// ARNExtractor (config/cluster/common/common.go:49, status.atProvider.arn)
+// and eks ExternalNameIfClusterActive (apis/cluster/eks/v1beta2/reference.go:15).
+func extractFn(ref Ref) reference.ExtractValueFn {
+	return func(m resource.Managed) string {
+		u := &m.(*managed).Unstructured
+		switch {
+		case ref.Extract == "external-name":
+			if ref.ActiveOnly {
+				if s, _, _ := unstructured.NestedString(u.Object, "status", "atProvider", "status"); s != "ACTIVE" {
+					return ""
+				}
+			}
+			return meta.GetExternalName(u)
+		case ref.FromSpec:
+			s, _, _ := unstructured.NestedString(u.Object, "spec", "forProvider", ref.Extract)
+			return s
+		default:
+			s, _, _ := unstructured.NestedString(u.Object, "status", "atProvider", ref.Extract)
+			return s
+		}
+	}
+}
+
+// location is one reference's value, reference and selector paths, with
+// list indexes filled in.
+type location struct{ value, reference, selector []string }
+
+// expand fills the "*" of a reference's paths with every index present.
+func expand(obj map[string]any, ref Ref) []location {
+	star := -1
+	for i, s := range ref.Value {
+		if s == "*" {
+			star = i
+			break
+		}
+	}
+	if star < 0 {
+		return []location{{ref.Value, ref.Reference, ref.Selector}}
+	}
+	l, _, _ := unstructured.NestedSlice(obj, ref.Value[:star]...)
+	var out []location
+	for i := range l {
+		idx := fmt.Sprint(i)
+		sub := func(p []string) []string {
+			q := append([]string(nil), p...)
+			if star < len(q) && q[star] == "*" {
+				q[star] = idx
+			}
+			return q
+		}
+		out = append(out, location{sub(ref.Value), sub(ref.Reference), sub(ref.Selector)})
+	}
+	return out
+}
+
+// walk returns the parent map of path's last element, creating maps when
+// create is set; list indexes are decimal elements.
+func walk(obj map[string]any, path []string, create bool) map[string]any {
+	cur := any(obj)
+	for _, s := range path[:len(path)-1] {
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[s]
+			if !ok || next == nil {
+				if !create {
+					return nil
+				}
+				next = map[string]any{}
+				c[s] = next
+			}
+			cur = next
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(s, &i); err != nil || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	m, _ := cur.(map[string]any)
+	return m
+}
+
+func decodeAt(obj map[string]any, path []string, into any) error {
+	if len(path) == 0 {
+		return nil
+	}
+	parent := walk(obj, path, false)
+	if parent == nil {
+		return nil
+	}
+	v, ok := parent[path[len(path)-1]]
+	if !ok || v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}
+
+func encodeAt(obj map[string]any, path []string, v any) error {
+	if len(path) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var plain any
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return err
+	}
+	parent := walk(obj, path, true)
+	if parent == nil {
+		return fmt.Errorf("no parent for %s", strings.Join(path, "."))
+	}
+	key := path[len(path)-1]
+	if plain == nil || plain == "" {
+		delete(parent, key)
+		return nil
+	}
+	if l, ok := plain.([]any); ok && len(l) == 0 {
+		delete(parent, key)
+		return nil
+	}
+	parent[key] = plain
+	return nil
+}
+
+// arguments are spec.forProvider without the reference and selector
+// fields (what the provider sends to AWS).
+func arguments(fp map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range fp {
+		if strings.HasSuffix(k, "Ref") || strings.HasSuffix(k, "Refs") || strings.HasSuffix(k, "Selector") {
+			continue
+		}
+		if m, ok := v.(map[string]any); ok {
+			v = arguments(m)
+		}
+		if l, ok := v.([]any); ok {
+			cp := make([]any, len(l))
+			for i, e := range l {
+				if m, ok := e.(map[string]any); ok {
+					e = arguments(m)
+				}
+				cp[i] = e
+			}
+			v = cp
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// changed lists the top-level arguments whose values differ.
+func changed(old, cur map[string]any) []string {
+	var out []string
+	for k, v := range cur {
+		if !reflect.DeepEqual(jsonNorm(old[k]), jsonNorm(v)) {
+			out = append(out, k)
+		}
+	}
+	for k := range old {
+		if _, ok := cur[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func jsonNorm(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// identity is the resource's ID in the ledger (empty: not created yet)
+// and its name in AWS.
+func (p *Provider) identity(tf string, u *unstructured.Unstructured, args map[string]any) (id, name string) {
+	ext := meta.GetExternalName(u)
+	switch p.naming[tf] {
+	case ByName:
+		if ext == "" {
+			ext = u.GetName()
+		}
+		return ext, ext
+	case ByNameInTemplate:
+		if ext == "" {
+			ext = u.GetName()
+		}
+		return templatedID(tf, args, ext), ext
+	default:
+		return ext, ext
+	}
+}
+
+// templatedID builds the ID of a ByNameInTemplate type.
+func templatedID(tf string, args map[string]any, name string) string {
+	if c, ok := args["clusterName"].(string); ok {
+		return c + ":" + name
+	}
+	return name
+}
+
+func randomHex(n int) string {
+	b := make([]byte, (n+1)/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)[:n]
+}
+
+// restoreStatus puts back the status an Update replaced with the server's
+// (an absent one stays absent: a nil status would make every later
+// unstructured.SetNested* under it fail).
+func restoreStatus(u *unstructured.Unstructured, status any) {
+	if status == nil {
+		delete(u.Object, "status")
+		return
+	}
+	u.Object["status"] = status
+}

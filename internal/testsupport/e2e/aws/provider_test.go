@@ -1,0 +1,152 @@
+package aws
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+// crd is an established CRD of one version for the fake API server.
+func crd(group, kind, plural, version string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{"group": group, "names": map[string]any{"kind": kind, "plural": plural},
+			"versions": []any{map[string]any{"name": version, "served": true, "storage": true}}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Established", "status": "True"}}},
+	}}
+}
+
+func mr(apiVersion, kind, name string, forProvider map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": name},
+		"spec": map[string]any{"forProvider": forProvider},
+	}}
+}
+
+func get(t *testing.T, c client.Client, apiVersion, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	if err := c.Get(context.Background(), client.ObjectKey{Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func cond(u *unstructured.Unstructured, typ string) (string, string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m := c.(map[string]any)
+		if m["type"] == typ {
+			msg, _ := m["message"].(string)
+			return m["status"].(string), msg
+		}
+	}
+	return "", ""
+}
+
+// TestProviderReconciles runs the stand-in against a fake API server:
+// references resolve with
+// crossplane-runtime's resolver (an Always reference follows a new target,
+// a default one keeps its ID), and a ForceNew change is refused on the
+// resource's Synced condition while the account keeps the old value.
+func TestProviderReconciles(t *testing.T) {
+	ctx := context.Background()
+	const ec2, eks = "ec2.aws.upbound.io/v1beta1", "eks.aws.upbound.io/v1beta2"
+	objs := []client.Object{
+		crd("ec2.aws.upbound.io", "VPC", "vpcs", "v1beta1"),
+		crd("ec2.aws.upbound.io", "Subnet", "subnets", "v1beta1"),
+		crd("ec2.aws.upbound.io", "NATGateway", "natgateways", "v1beta1"),
+		crd("ec2.aws.upbound.io", "Route", "routes", "v1beta2"),
+		crd("eks.aws.upbound.io", "NodeGroup", "nodegroups", "v1beta2"),
+		mr(ec2, "VPC", "vpc", map[string]any{"region": "eu-west-1", "cidrBlock": "10.20.0.0/16"}),
+		mr(ec2, "Subnet", "a", map[string]any{"region": "eu-west-1", "availabilityZone": "eu-west-1a", "vpcIdRef": map[string]any{"name": "vpc"}}),
+		mr(ec2, "NATGateway", "nat-a", map[string]any{"region": "eu-west-1", "subnetIdRef": map[string]any{"name": "a"}}),
+		mr(ec2, "NATGateway", "nat-b", map[string]any{"region": "eu-west-1", "subnetIdRef": map[string]any{"name": "a"}}),
+		mr("ec2.aws.upbound.io/v1beta2", "Route", "always", map[string]any{"region": "eu-west-1", "destinationCidrBlock": "0.0.0.0/0", "routeTableId": "rtb-1",
+			"natGatewayIdRef": map[string]any{"name": "nat-a", "policy": map[string]any{"resolve": "Always"}}}),
+		mr("ec2.aws.upbound.io/v1beta2", "Route", "once", map[string]any{"region": "eu-west-1", "destinationCidrBlock": "0.0.0.0/0", "routeTableId": "rtb-2",
+			"natGatewayIdRef": map[string]any{"name": "nat-a"}}),
+		mr(eks, "NodeGroup", "ng", map[string]any{"region": "eu-west-1", "clusterName": "c", "instanceTypes": []any{"m6i.large"}}),
+	}
+	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(objs...).WithStatusSubresource(objs[5:]...).Build()
+	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
+	for range 4 {
+		if err := p.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if errs := p.Errors(); len(errs) > 0 {
+		t.Fatalf("stand-in errors: %v", errs)
+	}
+	for _, o := range objs[5:] {
+		u := get(t, c, o.GetObjectKind().GroupVersionKind().GroupVersion().String(), o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+		if st, msg := cond(u, "Ready"); st != "True" {
+			t.Errorf("%s %s not Ready: %s", u.GetKind(), u.GetName(), msg)
+		}
+		if meta.GetExternalName(u) == "" {
+			t.Errorf("%s %s has no external name", u.GetKind(), u.GetName())
+		}
+	}
+	if n := len(p.Ledger.All()); n != len(objs)-5 {
+		t.Errorf("account holds %d resources, want %d", n, len(objs)-5)
+	}
+	natA := meta.GetExternalName(get(t, c, ec2, "NATGateway", "nat-a"))
+	natB := meta.GetExternalName(get(t, c, ec2, "NATGateway", "nat-b"))
+	vpcID := meta.GetExternalName(get(t, c, ec2, "VPC", "vpc"))
+	if s, _, _ := unstructured.NestedString(get(t, c, ec2, "Subnet", "a").Object, "spec", "forProvider", "vpcId"); s != vpcID {
+		t.Errorf("subnet vpcId %q, want the VPC's external name %q", s, vpcID)
+	}
+
+	// Both routes now name nat-b.
+	for _, name := range []string{"always", "once"} {
+		u := get(t, c, "ec2.aws.upbound.io/v1beta2", "Route", name)
+		_ = unstructured.SetNestedField(u.Object, "nat-b", "spec", "forProvider", "natGatewayIdRef", "name")
+		if err := c.Update(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ng := get(t, c, eks, "NodeGroup", "ng")
+	_ = unstructured.SetNestedSlice(ng.Object, []any{"m7i.large"}, "spec", "forProvider", "instanceTypes")
+	if err := c.Update(ctx, ng); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := p.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	routeNAT := func(name string) string {
+		for _, r := range p.Ledger.Find("Route", nil) {
+			if r.Owner == name {
+				s, _ := r.Attrs["natGatewayId"].(string)
+				return s
+			}
+		}
+		return ""
+	}
+	if got := routeNAT("always"); got != natB {
+		t.Errorf("route with policy Always goes to %q, want the new target %q", got, natB)
+	}
+	if got := routeNAT("once"); got != natA {
+		t.Errorf("route with the default policy goes to %q, want its first target %q (crossplane-runtime does not resolve a set value again)", got, natA)
+	}
+	st, msg := cond(get(t, c, eks, "NodeGroup", "ng"), "Synced")
+	want := `update failed: refuse to update the external resource because the following update requires replacing it: cannot change the value of the argument "instance_types.0" from "m6i.large" to "m7i.large"`
+	if st != "False" || msg != want {
+		t.Errorf("node group Synced=%s %q, want False %q", st, msg, want)
+	}
+	for _, r := range p.Ledger.Find("NodeGroup", nil) {
+		if !strings.Contains(strings.Join(stringsOf(r.Attrs["instanceTypes"]), ","), "m6i.large") {
+			t.Errorf("node group changed in place: %v", r.Attrs["instanceTypes"])
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+)
+
+const (
+	claimFile = "manifests/gitops-system/workload-clusters/apps-staging.yaml"
+	claimNS   = "workload-clusters"
+	claimName = "apps-staging"
+)
+
+// composedKinds are the kinds a claim's spoke is made of once AWS has
+// reported what the later stages need.
+var composedKinds = []string{"VPC", "InternetGateway", "Subnet", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
+	"Group", "Role", "RolePolicy", "RolePolicyAttachment", "Cluster", "NodeGroup", "AccessEntry", "AccessPolicyAssociation",
+	"OpenIDConnectProvider", "Kustomization"}
+
+var claims = schema.GroupVersionResource{Group: "platform.eksfleet.io", Version: "v1alpha1", Resource: "workloadclusters"}
+
+// composed is one composed resource with its conditions.
+type composed struct {
+	ref             schema.GroupVersionKind
+	name            string
+	obj             *unstructured.Unstructured
+	synced, ready   string
+	syncedMsg       string
+	externalName    string
+	managedByAWSFam bool
+}
+
+// composedResources reads the claim's composite and every resource it
+// composed.
+func composedResources(ctx context.Context, h *e2e.Hub) (claim *unstructured.Unstructured, out []composed, err error) {
+	claim, err = h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	xrRef, _, _ := unstructured.NestedMap(claim.Object, "spec", "resourceRef")
+	if xrRef == nil {
+		xrRef, _, _ = unstructured.NestedMap(claim.Object, "spec", "crossplane", "resourceRef")
+	}
+	if xrRef == nil {
+		return claim, nil, fmt.Errorf("claim has no composite yet")
+	}
+	gv, _ := schema.ParseGroupVersion(xrRef["apiVersion"].(string))
+	xrGVR, err := resourceFor(h, gv.WithKind(xrRef["kind"].(string)))
+	if err != nil {
+		return claim, nil, err
+	}
+	xr, err := h.Cluster.Dynamic.Resource(xrGVR).Get(ctx, xrRef["name"].(string), metav1.GetOptions{})
+	if err != nil {
+		return claim, nil, err
+	}
+	refs, _, _ := unstructured.NestedSlice(xr.Object, "spec", "crossplane", "resourceRefs")
+	if refs == nil {
+		refs, _, _ = unstructured.NestedSlice(xr.Object, "spec", "resourceRefs")
+	}
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		gv, _ := schema.ParseGroupVersion(m["apiVersion"].(string))
+		gvk := gv.WithKind(m["kind"].(string))
+		c := composed{ref: gvk, name: m["name"].(string), managedByAWSFam: strings.HasSuffix(gv.Group, ".aws.upbound.io")}
+		gvr, err := resourceFor(h, gvk)
+		if err != nil {
+			// A kind no installed provider serves: the API server has no
+			// such resource.
+			c.syncedMsg = err.Error()
+			out = append(out, c)
+			continue
+		}
+		ns, _ := m["namespace"].(string)
+		o, err := h.Cluster.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, c.name, metav1.GetOptions{})
+		if err == nil {
+			c.obj = o
+			c.synced, _, c.syncedMsg = condition(o, "Synced")
+			c.ready, _, _ = condition(o, "Ready")
+			c.externalName = o.GetAnnotations()["crossplane.io/external-name"]
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ref.Kind+out[i].name < out[j].ref.Kind+out[j].name })
+	return claim, out, nil
+}
+
+func resourceFor(h *e2e.Hub, gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	m, err := h.Cluster.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return m.Resource, nil
+}
+
+// describeComposed is one line per composed resource.
+func describeComposed(out []composed) string {
+	var b strings.Builder
+	for _, c := range out {
+		fmt.Fprintf(&b, "%s %s Synced=%s Ready=%s external-name=%q %s\n", c.ref.Kind, c.name, c.synced, c.ready, c.externalName, c.syncedMsg)
+	}
+	return b.String()
+}
+
+// claimComposed waits for the example claim to be Synced with every
+// composed managed resource Synced and Ready; the error says what is not.
+func claimComposed(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
+	var last string
+	err := e2e.Poll(ctx, timeout, func() (bool, error) {
+		claim, out, err := composedResources(ctx, h)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		st, reason, msg := condition(claim, "Synced")
+		last = fmt.Sprintf("claim Synced=%s %s: %s\n%s", st, reason, msg, describeComposed(out))
+		if st != "True" || len(out) == 0 {
+			return false, nil
+		}
+		kinds := map[string]bool{}
+		for _, c := range out {
+			kinds[c.ref.Kind] = true
+			if c.managedByAWSFam && (c.synced != "True" || c.ready != "True") {
+				return false, nil
+			}
+		}
+		// The function composes in stages (the cluster after its log
+		// group, the OIDC provider and the bootstrap once AWS reports the
+		// issuer): done when every kind of the last stage is there too.
+		var missing []string
+		for _, k := range composedKinds {
+			if !kinds[k] {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			last += fmt.Sprintf("not composed yet: %v\n", missing)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("claim %s/%s not composed (%v):\n%s\nstand-in errors: %v", claimNS, claimName, err, last, h.AWS.Errors())
+	}
+	return nil
+}
+
+// claimComposes checks the example claim on the hub: Synced, every
+// composed managed resource Ready and Synced in the stand-in account, each
+// external name a resource the account holds; then natMode single ->
+// per-az reroutes every private subnet through the NAT gateway of its own
+// zone, and a change of the node group's instance types is refused
+// visibly on the claim.
+func claimComposes(t *testing.T, h *e2e.Hub) {
+	ctx := context.Background()
+	start := time.Now()
+	if err := claimComposed(ctx, h, 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("claim composed in %s", time.Since(start))
+	claim, out, _ := composedResources(ctx, h)
+	ready, reason, msg := condition(claim, "Ready")
+	t.Logf("claim Ready=%s %s: %s (the spoke's bootstrap needs the spoke cluster)\n%s", ready, reason, msg, describeComposed(out))
+	for _, c := range out {
+		if !c.managedByAWSFam {
+			continue
+		}
+		kind := c.ref.Group + "/" + c.ref.Kind
+		found := h.Account.Find(kind, func(r aws.Resource) bool { return r.Name == c.externalName })
+		if len(found) != 1 {
+			t.Errorf("%s %s: external name %q is %d resources in the account", c.ref.Kind, c.name, c.externalName, len(found))
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	t.Run("natMode per-az reroutes", func(t *testing.T) {
+		if want := 1; len(h.Account.Find("NATGateway", nil)) != want {
+			t.Fatalf("natMode single: %d NAT gateways, want %d", len(h.Account.Find("NATGateway", nil)), want)
+		}
+		start := time.Now()
+		commit(t, h, "natMode: single", "natMode: per-az", "apps-staging: a NAT gateway per zone")
+		var state string
+		err := e2e.Poll(ctx, 6*time.Minute, func() (bool, error) {
+			var ok bool
+			ok, state = privateRoutesPerZone(h.Account)
+			return ok, nil
+		})
+		if err != nil {
+			t.Fatalf("private subnets not rerouted: %v\n%s", err, state)
+		}
+		t.Logf("commit to every private subnet rerouted: %s", time.Since(start))
+	})
+
+	t.Run("instanceTypes change refused on the claim", func(t *testing.T) {
+		start := time.Now()
+		commit(t, h, "      - m6i.large\n    min:", "      - m7i.large\n    min:", "apps-staging: m7i nodes")
+		var last string
+		err := e2e.Poll(ctx, 6*time.Minute, func() (bool, error) {
+			claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			st, reason, msg := condition(claim, compose.ResourcesSyncedCondition)
+			last = fmt.Sprintf("%s=%s %s: %s", compose.ResourcesSyncedCondition, st, reason, msg)
+			return st == "False" && strings.Contains(msg, `node-group (NodeGroup apps-staging-nodes)`) &&
+				strings.Contains(msg, `cannot change the value of the argument "instance_types.0" from "m6i.large" to "m7i.large"`), nil
+		})
+		if err != nil {
+			t.Fatalf("the refused instance types change is not on the claim: %v (last: %s)", err, last)
+		}
+		t.Logf("commit to refusal on the claim: %s; claim: %s", time.Since(start), last)
+		for _, ng := range h.Account.Find("NodeGroup", nil) {
+			if fmt.Sprint(ng.Attrs["instanceTypes"]) != "[m6i.large]" {
+				t.Errorf("node group %s changed in place to %v", ng.ID, ng.Attrs["instanceTypes"])
+			}
+		}
+	})
+}
+
+// commit edits the claim in the Git work tree, commits, and asks Flux to
+// fetch and apply at once (as a webhook receiver would).
+func commit(t *testing.T, h *e2e.Hub, old, new, message string) {
+	t.Helper()
+	if err := h.Repo.Edit(claimFile, old, new); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Commit(message); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Format(time.RFC3339Nano)
+	for _, o := range []struct {
+		gvr  schema.GroupVersionResource
+		name string
+	}{
+		{schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}, "flux-system"},
+		{kustomizations, "workload-clusters"},
+	} {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, now)
+		if _, err := h.Cluster.Dynamic.Resource(o.gvr).Namespace("flux-system").Patch(context.Background(), o.name,
+			"application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// privateRoutesPerZone checks, in the account, that every private subnet's
+// route table sends 0.0.0.0/0 to a NAT gateway in the subnet's own zone.
+func privateRoutesPerZone(acct *aws.Ledger) (bool, string) {
+	str := func(r aws.Resource, k string) string { s, _ := r.Attrs[k].(string); return s }
+	zoneOfSubnet := map[string]string{}
+	for _, s := range acct.Find("Subnet", nil) {
+		zoneOfSubnet[s.ID] = str(s, "availabilityZone")
+	}
+	natZone := map[string]string{}
+	for _, n := range acct.Find("NATGateway", nil) {
+		natZone[n.ID] = zoneOfSubnet[str(n, "subnetId")]
+	}
+	tableOf := map[string]string{}
+	for _, a := range acct.Find("RouteTableAssociation", nil) {
+		tableOf[str(a, "subnetId")] = str(a, "routeTableId")
+	}
+	natOfTable := map[string]string{}
+	for _, r := range acct.Find("Route", nil) {
+		if str(r, "destinationCidrBlock") == "0.0.0.0/0" && str(r, "natGatewayId") != "" {
+			natOfTable[str(r, "routeTableId")] = str(r, "natGatewayId")
+		}
+	}
+	var b strings.Builder
+	ok, private := true, 0
+	for _, s := range acct.Find("Subnet", nil) {
+		if s.Tags["kubernetes.io/role/internal-elb"] != "1" {
+			continue
+		}
+		private++
+		nat := natOfTable[tableOf[s.ID]]
+		fmt.Fprintf(&b, "private subnet %s (%s) -> table %s -> NAT %s (%s)\n", s.ID, zoneOfSubnet[s.ID], tableOf[s.ID], nat, natZone[nat])
+		if nat == "" || natZone[nat] != zoneOfSubnet[s.ID] {
+			ok = false
+		}
+	}
+	return ok && private > 1, b.String()
+}

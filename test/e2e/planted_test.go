@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+)
+
+// planted are the errors TestHubFailsOnPlantedErrors plants in the tree,
+// each in a place the others do not depend on, with what the suite's
+// checks must say about it.
+var planted = []struct {
+	name string
+	// want are the strings the failing check's message must hold.
+	want []string
+	// claim: the error shows on the example claim (claimComposed), else on
+	// the hub's Kustomizations (hubSynced).
+	claim bool
+}{
+	{"a composed kind no installed provider serves (provider-aws-cloudwatchlogs removed)",
+		[]string{"Group", "cloudwatchlogs.aws.upbound.io"}, true},
+	{"a dependsOn cycle", []string{"flux-system/planted-cycle-a", "dependency 'flux-system/planted-cycle-b' is not ready",
+		"flux-system/planted-cycle-b", "dependency 'flux-system/planted-cycle-a' is not ready"}, false},
+	{"a wrong substitution variable", []string{"flux-system/planted-variable", "AWS_REGON"}, false},
+}
+
+// plantErrors edits the work tree: the cloudwatchlogs provider removed
+// from the hub's packages, two Kustomizations that depend on each other,
+// and one whose file names a variable cluster-info does not have.
+func plantErrors(work string) error {
+	providers := filepath.Join(work, "manifests/gitops-system/infrastructure/crossplane-packages/providers.yaml")
+	b, err := os.ReadFile(providers)
+	if err != nil {
+		return err
+	}
+	var kept []string
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		if !strings.Contains(doc, "name: provider-aws-cloudwatchlogs\n") {
+			kept = append(kept, doc)
+		}
+	}
+	if len(kept) == len(strings.Split(string(b), "\n---\n")) {
+		return fmt.Errorf("%s has no provider-aws-cloudwatchlogs", providers)
+	}
+	if err := os.WriteFile(providers, []byte(strings.Join(kept, "\n---\n")), 0o644); err != nil {
+		return err
+	}
+	dir := filepath.Join(work, "manifests/planted")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := map[string]string{
+		"manifests/planted/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - configmap.yaml\n",
+		"manifests/planted/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planted\n  namespace: flux-system\n" +
+			"data:\n  region: ${AWS_REGON}\n",
+		"manifests/gitops-system/clusters/mgmt/planted.yaml": plantedKustomization("planted-cycle-a", "planted-cycle-b") +
+			"---\n" + plantedKustomization("planted-cycle-b", "planted-cycle-a") + "---\n" + plantedKustomization("planted-variable", ""),
+	}
+	for rel, content := range files {
+		if err := os.WriteFile(filepath.Join(work, rel), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	root := filepath.Join(work, "manifests/gitops-system/clusters/mgmt/kustomization.yaml")
+	k, err := os.ReadFile(root)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(root, []byte(strings.Replace(string(k), "  - workload-clusters.yaml\n", "  - workload-clusters.yaml\n  - planted.yaml\n", 1)), 0o644)
+}
+
+func plantedKustomization(name, dependsOn string) string {
+	s := "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: " + name + "\n  namespace: flux-system\n" +
+		"spec:\n  interval: 10m\n  retryInterval: 20s\n  path: ./manifests/planted\n  prune: true\n" +
+		"  sourceRef:\n    kind: GitRepository\n    name: flux-system\n" +
+		"  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-info\n"
+	if dependsOn != "" {
+		s += "  dependsOn:\n    - name: " + dependsOn + "\n"
+	}
+	return s
+}
+
+// TestHubFailsOnPlantedErrors plants one error of each class the suite
+// must catch and checks that the suite's own checks (hubSynced,
+// claimComposed) fail with messages naming each.
+func TestHubFailsOnPlantedErrors(t *testing.T) {
+	ctx := context.Background()
+	h := startHub(t, "e2eplant", "10.203.0.0/16", plantErrors)
+	// Wait until every planted error has had its effect: the claim exists
+	// (workload-clusters applied it) and the planted Kustomizations have
+	// been reconciled.
+	var hubErr, claimErr error
+	err := e2e.Poll(ctx, 10*time.Minute, func() (bool, error) {
+		if err := h.Exited(); err != nil {
+			return false, err
+		}
+		hubErr = hubSynced(ctx, h, time.Second)
+		claimErr = claimComposed(ctx, h, time.Second)
+		for _, p := range planted {
+			e := hubErr
+			if p.claim {
+				e = claimErr
+			}
+			for _, w := range p.want {
+				if e == nil || !strings.Contains(e.Error(), w) {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		for _, p := range planted {
+			e := hubErr
+			if p.claim {
+				e = claimErr
+			}
+			if e == nil {
+				t.Errorf("%s: the suite's check passed", p.name)
+				continue
+			}
+			for _, w := range p.want {
+				if !strings.Contains(e.Error(), w) {
+					t.Errorf("%s: the suite's failure does not name %q", p.name, w)
+				}
+			}
+		}
+		t.Fatalf("planted errors not all caught (%v)\nhub: %v\nclaim: %v", err, hubErr, claimErr)
+	}
+	t.Logf("hub check:\n%v\nclaim check:\n%v", hubErr, claimErr)
+}
