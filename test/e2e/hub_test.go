@@ -62,6 +62,8 @@ func startHub(t *testing.T, network string, prefix string, edit func(work string
 		if t.Failed() {
 			t.Logf("--- objects\n%s", describe(context.Background(), h))
 			t.Logf("--- hosts no stand-in serves: %v", h.Internet.Unexpected())
+			t.Logf("--- AWS: what happened in the account\n%s\nendpoint calls: %v\nstand-in errors: %v",
+				strings.Join(h.Account.Log(), "\n"), h.Endpoints.Calls(), h.AWS.Errors())
 			t.Logf("--- pods\n%s", h.Logs(dir))
 			for name, p := range h.Flux {
 				t.Logf("--- %s\n%s", name, p.Tail(30))

@@ -199,18 +199,15 @@ func (p *Provider) setAtProvider(u *unstructured.Unstructured, r *Resource) {
 	for k, v := range computed(r, time.Now()) {
 		at[k] = v
 	}
+	statusMap(u)
 	_ = unstructured.SetNestedMap(u.Object, at, "status", "atProvider")
 }
 
 // immutable returns upjet's refusal for the first changed ForceNew
 // argument ("" when the change can be applied in place).
 func (p *Provider) immutable(tf string, diff []string, old, cur map[string]any) string {
-	fixed := p.Immutable
-	if fixed == nil {
-		fixed = ForceNew
-	}
 	for _, k := range diff {
-		if k != "region" && !slices.Contains(fixed[tf], k) {
+		if k != "region" && !slices.Contains(ForceNew[tf], k) {
 			continue
 		}
 		ok, oldV, newV := firstDifference(snake(k), jsonNorm(old[k]), jsonNorm(cur[k]))

@@ -97,17 +97,6 @@ func (l *Ledger) Find(kind string, match func(Resource) bool) []Resource {
 	return out
 }
 
-// Tagged returns the resources carrying tag key=value.
-func (l *Ledger) Tagged(key, value string) []Resource {
-	var out []Resource
-	for _, r := range l.All() {
-		if r.Tags[key] == value {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // Log returns what happened, in order.
 func (l *Ledger) Log() []string {
 	l.mu.Lock()

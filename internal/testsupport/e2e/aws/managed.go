@@ -67,6 +67,7 @@ func (m *managed) SetConditions(c ...xpv2.Condition) {
 	b, _ := json.Marshal(cs.Conditions)
 	var l []any
 	_ = json.Unmarshal(b, &l)
+	statusMap(&m.Unstructured)
 	_ = unstructured.SetNestedSlice(m.Object, l, "status", "conditions")
 }
 
@@ -81,4 +82,12 @@ func (l *managedList) GetItems() []resource.Managed {
 		out[i] = &managed{Unstructured: l.Items[i]}
 	}
 	return out
+}
+
+// statusMap makes status a map (a client may hand back "status": null,
+// under which every unstructured.SetNested* fails).
+func statusMap(u *unstructured.Unstructured) {
+	if _, ok := u.Object["status"].(map[string]any); !ok {
+		u.Object["status"] = map[string]any{}
+	}
 }

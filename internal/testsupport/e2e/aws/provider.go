@@ -54,10 +54,6 @@ type Provider struct {
 	// ReadyAfter is how long AWS takes to make a resource of a Terraform
 	// type available (absent: at once).
 	ReadyAfter map[string]time.Duration
-	// Immutable lists, per Terraform type, the arguments AWS cannot update
-	// in place (Terraform's ForceNew): changing one is refused as upjet
-	// refuses it. Defaults to ForceNew.
-	Immutable map[string][]string
 
 	mu     sync.Mutex
 	pkgs   map[string]*Package

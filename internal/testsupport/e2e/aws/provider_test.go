@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -148,5 +149,41 @@ func TestProviderReconciles(t *testing.T) {
 		if !strings.Contains(strings.Join(stringsOf(r.Attrs["instanceTypes"]), ","), "m6i.large") {
 			t.Errorf("node group changed in place: %v", r.Attrs["instanceTypes"])
 		}
+	}
+}
+
+// TestProviderReadyAfter: a resource is Creating until AWS's create time
+// has passed, and a node group referencing an EKS cluster waits until the
+// cluster is ACTIVE (eks ExternalNameIfClusterActive).
+func TestProviderReadyAfter(t *testing.T) {
+	ctx := context.Background()
+	const eks = "eks.aws.upbound.io/v1beta2"
+	objs := []client.Object{
+		crd("eks.aws.upbound.io", "Cluster", "clusters", "v1beta2"),
+		crd("eks.aws.upbound.io", "NodeGroup", "nodegroups", "v1beta2"),
+		mr(eks, "Cluster", "c", map[string]any{"region": "eu-west-1", "roleArn": "arn:aws:iam::111122223333:role/r"}),
+		mr(eks, "NodeGroup", "ng", map[string]any{"region": "eu-west-1", "clusterNameRef": map[string]any{"name": "c"}}),
+	}
+	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(objs...).WithStatusSubresource(objs[2:]...).Build()
+	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger(),
+		ReadyAfter: map[string]time.Duration{"aws_eks_cluster": time.Hour}}
+	for range 3 {
+		if err := p.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := get(t, c, eks, "Cluster", "c")
+	if st, _ := cond(cl, "Ready"); st != "False" {
+		t.Errorf("cluster Ready=%s within its create time, want False (Creating)", st)
+	}
+	if s, _, _ := unstructured.NestedString(cl.Object, "status", "atProvider", "status"); s != "CREATING" {
+		t.Errorf("cluster status %q, want CREATING", s)
+	}
+	st, msg := cond(get(t, c, eks, "NodeGroup", "ng"), "Synced")
+	if st != "False" || !strings.Contains(msg, "cannot resolve references") {
+		t.Errorf("node group Synced=%s %q, want False: the cluster is not ACTIVE yet", st, msg)
+	}
+	if n := len(p.Ledger.Find("NodeGroup", nil)); n != 0 {
+		t.Errorf("%d node groups created before the cluster is ACTIVE", n)
 	}
 }
