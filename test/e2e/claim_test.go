@@ -160,8 +160,9 @@ func claimComposed(ctx context.Context, h *e2e.Hub, timeout time.Duration) error
 // composed managed resource Ready and Synced in the stand-in account, each
 // external name a resource the account holds; then natMode single ->
 // per-az reroutes every private subnet through the NAT gateway of its own
-// zone, and a change of the node group's instance types is refused
-// visibly on the claim.
+// zone, Crossplane's webhook refuses to delete a resource a Usage holds,
+// and a change of the node group's instance types is refused visibly on
+// the claim.
 func claimComposes(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
 	start := time.Now()
@@ -204,6 +205,8 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 		t.Logf("commit to every private subnet rerouted: %s", time.Since(start))
 	})
 
+	t.Run("a used resource is not deleted", func(t *testing.T) { usageProtects(t, h) })
+
 	t.Run("instanceTypes change refused on the claim", func(t *testing.T) {
 		start := time.Now()
 		commit(t, h, "      - m6i.large\n    min:", "      - m7i.large\n    min:", "apps-staging: m7i nodes")
@@ -228,6 +231,34 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 			}
 		}
 	})
+}
+
+// usageProtects tries to delete the claim's VPC, which a ClusterUsage
+// holds for the EKS cluster: Crossplane's webhook, reached by the API
+// server as on a real cluster, must refuse the deletion and leave the VPC
+// in the account.
+func usageProtects(t *testing.T, h *e2e.Hub) {
+	ctx := context.Background()
+	vpcs := schema.GroupVersionResource{Group: "ec2.aws.upbound.io", Version: "v1beta1", Resource: "vpcs"}
+	name := claimName + "-vpc"
+	err := h.Cluster.Dynamic.Resource(vpcs).Delete(ctx, name, metav1.DeleteOptions{})
+	if err == nil {
+		t.Fatalf("deleting VPC %s, held by a ClusterUsage, was admitted", name)
+	}
+	if !strings.Contains(err.Error(), "in-use") && !strings.Contains(err.Error(), "in use") {
+		t.Errorf("deleting VPC %s refused for another reason: %v", name, err)
+	}
+	t.Logf("refused: %v", err)
+	o, err := h.Cluster.Dynamic.Resource(vpcs).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err != nil:
+		t.Errorf("VPC %s after the refused delete: %v", name, err)
+	case o.GetDeletionTimestamp() != nil:
+		t.Errorf("VPC %s is being deleted (since %s)", name, o.GetDeletionTimestamp())
+	}
+	if n := len(h.Account.Find("VPC", nil)); n != 1 {
+		t.Errorf("%d VPCs in the account, want 1", n)
+	}
 }
 
 // commit edits the claim in the Git work tree, commits, and asks Flux to

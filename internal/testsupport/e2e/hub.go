@@ -323,7 +323,7 @@ func (h *Hub) startFlux(ctx context.Context) error {
 		args []string
 	}{
 		{binaries.SourceController, local("--storage-path", filepath.Join(dir, "storage"), "--storage-addr", storage, "--storage-adv-addr", storage)},
-		{binaries.KustomizeController, local("--no-remote-bases=true")},
+		{binaries.KustomizeController, local()},
 		{binaries.HelmController, local()},
 	}
 	for _, p := range procs {
@@ -349,7 +349,7 @@ func (h *Hub) startFlux(ctx context.Context) error {
 // localFlags are the flags startFlux sets itself: addresses, storage,
 // leader election, log encoding and the event recorder's address.
 var localFlags = []string{"--events-addr", "--enable-leader-election", "--log-encoding", "--metrics-addr", "--health-addr",
-	"--storage-path", "--storage-addr", "--storage-adv-addr", "--no-remote-bases"}
+	"--storage-path", "--storage-addr", "--storage-adv-addr"}
 
 // deploymentArgs are the arguments of the Deployment name's first
 // container in the Flux installation, without the localFlags.
