@@ -38,6 +38,17 @@ func TestSyncedPart(t *testing.T) {
 			observed: map[string]Object{"vpc": observedWith("VPC", "pay-vpc")},
 			want:     []Notice{{Type: ResourcesSyncedCondition, Status: true, Reason: "Synced"}},
 		},
+		"WaitingForReferences": {
+			reason: "A node group waiting for its cluster to be ACTIVE is on the condition, without a warning event: every creation goes through it.",
+			observed: map[string]Object{
+				"node-group": observedWith("NodeGroup", "pay",
+					map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError",
+						"message": "cannot resolve references: spec.forProvider.clusterName: referenced field was empty (referenced resource may not yet be ready)"}),
+			},
+			want: []Notice{{Type: ResourcesSyncedCondition, Reason: "ComposedResourceNotSynced",
+				Message: "composed resources not synced, their desired state is not applied: node-group (NodeGroup pay): ReconcileError: " +
+					"cannot resolve references: spec.forProvider.clusterName: referenced field was empty (referenced resource may not yet be ready)"}},
+		},
 		"RefusedUpdate": {
 			reason: "The provider refused an update AWS cannot make in place: the claim says which resource and why, as a warning.",
 			observed: map[string]Object{
