@@ -113,8 +113,9 @@ func hubPackages() []string {
 	return out
 }
 
-// hubSynced waits for every Kustomization of the hub (those in
-// hubKustomizations and any other the tree adds) to become Ready and every
+// hubSynced waits for every Kustomization of the hub (the root and what
+// it applies: those in hubKustomizations and any other the tree adds; not
+// the spokes' bootstrap steps) to become Ready and every
 // package the tree names to be Installed and Healthy, then checks that
 // none became Ready before what its dependsOn names. The error names each
 // Kustomization that is not Ready with its reason and message.
@@ -129,6 +130,13 @@ func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 		var err error
 		if ks, _, err = kustomizationStates(ctx, h); err != nil {
 			return false, nil
+		}
+		// The hub's own: the root and what it applies (clusters/mgmt), not
+		// the spokes' bootstrap steps the composition makes.
+		for key, o := range ks {
+			if o.GetName() != "flux-system" && o.GetLabels()["kustomize.toolkit.fluxcd.io/name"] != "flux-system" {
+				delete(ks, key)
+			}
 		}
 		missing = nil
 		for _, name := range hubKustomizations {
