@@ -35,7 +35,6 @@ var claims = schema.GroupVersionResource{Group: "platform.eksfleet.io", Version:
 type composed struct {
 	ref             schema.GroupVersionKind
 	name            string
-	obj             *unstructured.Unstructured
 	synced, ready   string
 	syncedMsg       string
 	externalName    string
@@ -85,7 +84,6 @@ func composedResources(ctx context.Context, h *e2e.Hub) (claim *unstructured.Uns
 		ns, _ := m["namespace"].(string)
 		o, err := h.Cluster.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, c.name, metav1.GetOptions{})
 		if err == nil {
-			c.obj = o
 			c.synced, _, c.syncedMsg = condition(o, "Synced")
 			c.ready, _, _ = condition(o, "Ready")
 			c.externalName = o.GetAnnotations()["crossplane.io/external-name"]

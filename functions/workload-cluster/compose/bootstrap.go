@@ -398,24 +398,14 @@ func deployKeyNotice(spoke string, obs map[string]Object) (n Notice, seen bool) 
 
 // ConditionTrue reports whether an observed object has condition typ True.
 func ConditionTrue(o any, typ string) bool {
-	conds, _ := field(o, "status", "conditions").([]any)
-	for _, c := range conds {
-		if str(c, "type") == typ {
-			return str(c, "status") == "True"
-		}
-	}
-	return false
+	status, _, _, _ := condition(o, typ)
+	return status == "True"
 }
 
 // conditionMessage is the message of an observed object's condition typ.
 func conditionMessage(o any, typ string) string {
-	conds, _ := field(o, "status", "conditions").([]any)
-	for _, c := range conds {
-		if str(c, "type") == typ {
-			return str(c, "message")
-		}
-	}
-	return ""
+	_, _, msg, _ := condition(o, typ)
+	return msg
 }
 
 // BootstrapReady is the readiness of a bootstrap object from what is

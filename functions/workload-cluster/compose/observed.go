@@ -12,15 +12,18 @@ func atProvider(o Object, field string) any {
 
 // IsReady reports whether an observed object's Ready condition is True.
 func IsReady(o Object) bool {
-	st, _ := o["status"].(map[string]any)
-	conds, _ := st["conditions"].([]any)
+	return ConditionTrue(o, "Ready")
+}
+
+// condition returns an observed object's condition of type typ.
+func condition(o any, typ string) (status, reason, message string, ok bool) {
+	conds, _ := field(o, "status", "conditions").([]any)
 	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Ready" {
-			return m["status"] == "True"
+		if str(c, "type") == typ {
+			return str(c, "status"), str(c, "reason"), str(c, "message"), true
 		}
 	}
-	return false
+	return "", "", "", false
 }
 
 // oidcIssuer is the spoke cluster's OIDC issuer without https://, as the

@@ -50,18 +50,3 @@ func syncedPart(p Params, c *Composed) error {
 		Message: "composed resources not synced, their desired state is not applied: " + strings.Join(failing, "; ")})
 	return nil
 }
-
-// condition returns an observed object's condition of type typ.
-func condition(o Object, typ string) (status, reason, message string, ok bool) {
-	conds, _ := field(o, "status", "conditions").([]any)
-	for _, x := range conds {
-		m, _ := x.(map[string]any)
-		if m["type"] == typ {
-			s, _ := m["status"].(string)
-			r, _ := m["reason"].(string)
-			msg, _ := m["message"].(string)
-			return s, r, msg, true
-		}
-	}
-	return "", "", "", false
-}

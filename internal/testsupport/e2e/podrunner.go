@@ -45,6 +45,10 @@ type Image struct {
 	Files map[string]string
 }
 
+// stageDir holds each container's volume sources, bound there before they
+// are mounted at their paths (see container).
+const stageDir = "/run/eks-fleet-e2e"
+
 // PodRunner plays the kubelet of a cluster's node for the pods whose
 // images are upstream programs the suite builds (kwok already reports every
 // pod Running): each such container runs as a local process in the pod's
@@ -364,7 +368,7 @@ func (r *PodRunner) container(ctx context.Context, p *corev1.Pod, rp *runningPod
 	sort.SliceStable(binds, func(i, j int) bool {
 		return strings.Count(filepath.Clean(binds[i].dst), "/") < strings.Count(filepath.Clean(binds[j].dst), "/")
 	})
-	stage := filepath.Join("/run/eks-fleet-e2e", rp.netns, c.Name)
+	stage := filepath.Join(stageDir, rp.netns, c.Name)
 	var script strings.Builder
 	script.WriteString("set -e\n")
 	for i, b := range binds {
@@ -771,7 +775,7 @@ func (r *PodRunner) stopPod(uid types.UID) {
 		proc.Stop(10 * time.Second)
 	}
 	r.Net.DelPod(rp.netns)
-	_ = os.RemoveAll(filepath.Join("/run/eks-fleet-e2e", rp.netns))
+	_ = os.RemoveAll(filepath.Join(stageDir, rp.netns))
 }
 
 // refreshHosts rewrites every running pod's hosts file when the Services'
