@@ -361,6 +361,16 @@ func checkClusterInfo(t *testing.T, m *mocks.Mocks, c stacks.Config) {
 		}
 	}
 
+	// The key Secrets' names reach cluster-info only once the sealing
+	// keys' SecretVersion is written (a rotation's new ExternalSecret
+	// must not copy the old key).
+	// (The engine records dependencies per input, so this holds for data
+	// as a whole; internal/hub builds both key names with afterKeys.)
+	version := m.One("aws:secretsmanager/secretVersion:SecretVersion", hub.SealingResource)
+	if version == nil || !slices.Contains(cms[0].PropertyDeps["data"], version.URN) {
+		t.Errorf("cluster-info does not wait for the sealing keys' SecretVersion (data depends on %v)", cms[0].PropertyDeps["data"])
+	}
+
 	// HUB_EGRESS_CIDRS is every NAT EIP's public IP as a /32, as a flow
 	// sequence that Flux substitutes into a spoke's publicAccessCidrs list.
 	egress := hubEgress(t, m, c)

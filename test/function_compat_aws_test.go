@@ -153,6 +153,9 @@ func convergeWithIssuer(t *testing.T, p compose.Params, issuer string) compose.C
 			if k == "cluster" {
 				st["atProvider"] = map[string]any{"identity": []any{map[string]any{"oidc": []any{map[string]any{"issuer": "https://" + issuer}}}}}
 			}
+			if k == "launch-template" {
+				st["atProvider"] = map[string]any{"latestVersion": float64(1)}
+			}
 			p.Observed[k] = compose.Object{"apiVersion": o["apiVersion"], "kind": o["kind"], "metadata": o["metadata"], "status": st}
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
@@ -72,6 +73,17 @@ func newSandbox(t *testing.T, cert string) *sandbox {
 	tree := filepath.Join(dir, "manifests")
 	if err := treeedit.CopyTree(filepath.Join(repoRoot(t), "manifests"), tree); err != nil {
 		t.Fatalf("copy manifests: %v", err)
+	}
+	// an account whose VPC and Elastic IP quotas were raised for the fleet
+	// (AWS's defaults fit two more single-NAT spokes in the hub's region)
+	pol := filepath.Join(tree, filepath.FromSlash(policy.RelPath))
+	b, err := os.ReadFile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.NewReplacer("vpcsPerRegion: 4", "vpcsPerRegion: 100", "elasticIPsPerRegion: 5", "elasticIPsPerRegion: 100").Replace(string(b)))
+	if err := os.WriteFile(pol, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	kh := filepath.Join(dir, "known_hosts")
 	if err := os.WriteFile(kh, []byte(githubKnownHosts), 0o644); err != nil {

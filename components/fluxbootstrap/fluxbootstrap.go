@@ -85,6 +85,16 @@ const (
 // source-controller serves every spoke's artifacts.
 var ConcurrentControllers = []string{"source-controller", "kustomize-controller", "helm-controller"}
 
+// ClusterSize is the flux-operator's sizing profile of the hub's
+// controllers. "large" (flux-operator internal/builder/profiles.go,
+// profileClusterSizeLarge) raises kustomize- and helm-controller to 3Gi
+// and source-controller to 2Gi, with Helm chart caching; the stock 1Gi
+// would not hold Concurrency workers building, health-checking and
+// rendering for every spoke at once after a commit. Its own --concurrent
+// is overridden by ConcurrencyPatch, which the operator applies after the
+// profile.
+const ClusterSize = "large"
+
 // RequeueDependency is how soon kustomize-controller looks again at a
 // Kustomization whose dependsOn is not ready (upstream default 30s). A
 // dependency counts as ready only once it has applied the source's new
@@ -247,6 +257,7 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 			"components": pulumi.ToStringArray(Components),
 			"cluster": pulumi.Map{
 				"type":          pulumi.String("aws"),
+				"size":          pulumi.String(ClusterSize),
 				"multitenant":   pulumi.Bool(false),
 				"networkPolicy": pulumi.Bool(true),
 				"domain":        pulumi.String("cluster.local"),

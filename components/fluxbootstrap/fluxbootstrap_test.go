@@ -146,6 +146,10 @@ func TestFluxBootstrap(t *testing.T) {
 	if spec["cluster"].ObjectValue()["type"].StringValue() != "aws" {
 		t.Error("cluster type not aws")
 	}
+	// Tens of workers per controller need the large profile's memory.
+	if got := spec["cluster"].ObjectValue()["size"]; !got.IsString() || got.StringValue() != "large" {
+		t.Errorf("cluster size %v, want large (3Gi for kustomize- and helm-controller)", got)
+	}
 	// Both controllers that apply onto spokes carry the Flux role: the
 	// spokes' Kustomizations (kustomize-controller) and the spoke
 	// bootstrap's HelmReleases (helm-controller).

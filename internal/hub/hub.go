@@ -14,6 +14,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/secretsmanager"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
@@ -205,31 +206,38 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	// publicAccessCidrs, since the hub's Flux reaches the spokes' public
 	// endpoints through the hub's NAT gateways.
 	info := clusterinfo.Values[pulumi.StringInput]{
-		AccountID:                pulumi.String(env.AccountID),
-		Region:                   pulumi.String(env.Region),
-		Partition:                pulumi.String(env.Partition),
-		HubName:                  h.Cluster.ClusterName,
-		HubVPCCIDR:               pulumi.String(cfg.VPCCIDR),
-		HubEgressCIDRs:           h.Cluster.EgressCIDRs.ApplyT(clusterinfo.FormatCIDRs).(pulumi.StringOutput),
-		OIDCProviderARN:          h.Cluster.OIDCProviderArn,
-		OIDCIssuer:               h.Cluster.OIDCIssuer,
-		CrossplaneRoleARN:        h.Crossplane.RoleArn,
-		ExternalSecretsRoleARN:   h.ESO.RoleArn,
-		FluxRoleARN:              h.FluxRole.RoleArn,
-		SpokeRolePrefix:          pulumi.String(env.SpokeRolePrefix()),
-		SpokeBoundaryARN:         h.Boundary.Arn,
-		SealingSecretName:        h.Sealing.SecretName,
-		SealingSecretARN:         h.Sealing.SecretArn,
-		SealingKMSKeyARN:         h.Sealing.KMSKeyArn,
-		SealingActiveKeySecret:   pulumi.String(sealingkey.ActiveSecretName(cfg.ActiveKeyID())),
-		SealingPreviousKeySecret: pulumi.String(sealingkey.PreviousSecretName(cfg.ActiveKeyID(), cfg.PreviousKeyID())),
-		GitURL:                   pulumi.String(cfg.Git.URL),
-		GitBranch:                pulumi.String(cfg.Git.Branch),
-		SystemPath:               pulumi.String(cfg.SystemPath()),
-		FluxVersion:              pulumi.String(versions.Flux),
-		FluxOperatorVersion:      pulumi.String(versions.FluxOperator),
-		LogRetentionDays:         pulumi.String(strconv.Itoa(cfg.LogRetentionDays)),
-		FunctionRegistry:         pulumi.String(cfg.FunctionRegistry),
+		AccountID:              pulumi.String(env.AccountID),
+		Region:                 pulumi.String(env.Region),
+		Partition:              pulumi.String(env.Partition),
+		HubName:                h.Cluster.ClusterName,
+		HubVPCCIDR:             pulumi.String(cfg.VPCCIDR),
+		HubEgressCIDRs:         h.Cluster.EgressCIDRs.ApplyT(clusterinfo.FormatCIDRs).(pulumi.StringOutput),
+		OIDCProviderARN:        h.Cluster.OIDCProviderArn,
+		OIDCIssuer:             h.Cluster.OIDCIssuer,
+		CrossplaneRoleARN:      h.Crossplane.RoleArn,
+		ExternalSecretsRoleARN: h.ESO.RoleArn,
+		FluxRoleARN:            h.FluxRole.RoleArn,
+		SpokeRolePrefix:        pulumi.String(env.SpokeRolePrefix()),
+		SpokeBoundaryARN:       h.Boundary.Arn,
+		SealingSecretName:      h.Sealing.SecretName,
+		SealingSecretARN:       h.Sealing.SecretArn,
+		SealingKMSKeyARN:       h.Sealing.KMSKeyArn,
+		// The key Secrets' names are literals, carried by the SecretVersion
+		// that holds their keys: cluster-info (and so the ExternalSecret of
+		// a new key) changes only after Secrets Manager holds the new key.
+		// Otherwise External Secrets could copy the old key into the new
+		// Secret and the controller, which loads a key Secret when it
+		// appears, would never load the new key.
+		SealingActiveKeySecret: afterKeys(h.Sealing.Version, sealingkey.ActiveSecretName(cfg.ActiveKeyID())),
+		SealingPreviousKeySecret: afterKeys(h.Sealing.Version,
+			sealingkey.PreviousSecretName(cfg.ActiveKeyID(), cfg.PreviousKeyID())),
+		GitURL:              pulumi.String(cfg.Git.URL),
+		GitBranch:           pulumi.String(cfg.Git.Branch),
+		SystemPath:          pulumi.String(cfg.SystemPath()),
+		FluxVersion:         pulumi.String(versions.Flux),
+		FluxOperatorVersion: pulumi.String(versions.FluxOperator),
+		LogRetentionDays:    pulumi.String(strconv.Itoa(cfg.LogRetentionDays)),
+		FunctionRegistry:    pulumi.String(cfg.FunctionRegistry),
 	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
 		GitURL:       cfg.Git.URL,
@@ -342,4 +350,10 @@ func NextSteps(cfg stacks.Config) string {
 		"     pulumi stack output " + OutSealingCertPEM + " > sealing-cert.pem && kubeseal --cert sealing-cert.pem",
 		"4. Request a spoke: add a WorkloadCluster claim under manifests/gitops-system/workload-clusters/ (fleet cluster add).",
 	}, "\n")
+}
+
+// afterKeys is value, known once version (the sealing keys' document in
+// Secrets Manager) is written: whatever takes it depends on version.
+func afterKeys(version *secretsmanager.SecretVersion, value string) pulumi.StringOutput {
+	return version.VersionId.ApplyT(func(string) string { return value }).(pulumi.StringOutput)
 }

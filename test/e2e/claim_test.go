@@ -26,7 +26,7 @@ const (
 // composedKinds are the kinds a claim's spoke is made of once AWS has
 // reported what the later stages need.
 var composedKinds = []string{"VPC", "InternetGateway", "Subnet", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
-	"Group", "Role", "RolePolicy", "RolePolicyAttachment", "Cluster", "NodeGroup", "AccessEntry", "AccessPolicyAssociation",
+	"Group", "Role", "RolePolicy", "RolePolicyAttachment", "Cluster", "LaunchTemplate", "NodeGroup", "AccessEntry", "AccessPolicyAssociation",
 	"OpenIDConnectProvider", "Kustomization"}
 
 var claims = schema.GroupVersionResource{Group: "platform.eksfleet.io", Version: "v1alpha1", Resource: "workloadclusters"}

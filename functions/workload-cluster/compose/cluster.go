@@ -16,6 +16,8 @@ const (
 	// objects, not one-element lists.
 	eksV2  = "eks.aws.upbound.io/v1beta2"
 	logsV1 = "cloudwatchlogs.aws.upbound.io/v1beta1"
+	// ec2V2 is the storage version of LaunchTemplate.
+	ec2V2 = "ec2.aws.upbound.io/v1beta2"
 	// externalName is the annotation naming a managed resource in AWS.
 	externalName = "crossplane.io/external-name"
 	// NodeGroupName is the managed node group's name inside its cluster.
@@ -27,7 +29,7 @@ const (
 var controlPlaneLogTypes = []any{"api", "audit", "authenticator", "controllerManager", "scheduler"}
 
 // ClusterPart composes the spoke's control-plane log group, EKS cluster,
-// node group, OIDC provider and the access entries (hub Flux, spoke admin
+// the nodes' launch template, node group, OIDC provider and the access entries (hub Flux, spoke admin
 // role) with the cluster-admin access policy.
 //
 // The log group comes first: the cluster is composed only once the log
@@ -105,20 +107,53 @@ func ClusterPart(p Params, c *Composed) error {
 	})); err != nil {
 		return err
 	}
-	if err := c.add("node-group", mr(eksV2, "NodeGroup", name("nodes"), NodeGroupName, Object{
-		"region":         p.Spec.Region,
-		"version":        p.Spec.KubernetesVersion,
-		"clusterNameRef": ref(name("eks")),
-		"nodeRoleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleNode)),
-		"subnetIdRefs":   private,
-		"amiType":        "AL2023_x86_64_STANDARD",
-		"capacityType":   "ON_DEMAND",
-		"instanceTypes":  toAny(p.Spec.Nodes.InstanceTypes),
-		"updateConfig":   Object{"maxUnavailable": 1},
-		"scalingConfig":  Object{"minSize": p.Spec.Nodes.Min, "desiredSize": p.Spec.Nodes.Desired, "maxSize": p.Spec.Nodes.Max},
-		"tags":           tags(),
+	// The nodes' launch template tags what EKS launches from it (the
+	// instances, their primary network interfaces and volumes) as the
+	// spoke's: the VPC CNI, running under the node role and so under the
+	// spoke's permissions boundary, assigns pod IPs on the primary
+	// interface, which EKS would leave untagged and the boundary would
+	// refuse.
+	launchTemplate := workloadcluster.NodeLaunchTemplateName(eks)
+	var tagSpecs []any
+	for _, rt := range NodeTaggedResourceTypes {
+		tagSpecs = append(tagSpecs, Object{"resourceType": rt, "tags": tags()})
+	}
+	if err := c.add("launch-template", mr(ec2V2, "LaunchTemplate", name("nodes"), "", Object{
+		"region": p.Spec.Region, "name": launchTemplate, "updateDefaultVersion": true,
+		"tagSpecifications": tagSpecs,
+		// IMDSv2 only; two hops so pods on the node network reach it
+		"metadataOptions": Object{"httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 2},
+		"tags":            tags(),
 	})); err != nil {
 		return err
+	}
+	version := launchTemplateVersion(p.Observed["launch-template"])
+	_, nodesExist := p.Observed["node-group"]
+	if version == "" && !nodesExist {
+		c.Pending = append(c.Pending, "node group waits for launch template "+launchTemplate)
+	} else {
+		lt := Object{"name": launchTemplate}
+		if version != "" {
+			lt["version"] = version
+		} else if v := observedLaunchTemplateVersion(p.Observed["node-group"]); v != "" {
+			lt["version"] = v // keep what the nodes run until the template reports
+		}
+		if err := c.add("node-group", mr(eksV2, "NodeGroup", name("nodes"), NodeGroupName, Object{
+			"region":         p.Spec.Region,
+			"version":        p.Spec.KubernetesVersion,
+			"clusterNameRef": ref(name("eks")),
+			"nodeRoleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleNode)),
+			"subnetIdRefs":   private,
+			"amiType":        "AL2023_x86_64_STANDARD",
+			"capacityType":   "ON_DEMAND",
+			"instanceTypes":  toAny(p.Spec.Nodes.InstanceTypes),
+			"launchTemplate": lt,
+			"updateConfig":   Object{"maxUnavailable": 1},
+			"scalingConfig":  Object{"minSize": p.Spec.Nodes.Min, "desiredSize": p.Spec.Nodes.Desired, "maxSize": p.Spec.Nodes.Max},
+			"tags":           tags(),
+		})); err != nil {
+			return err
+		}
 	}
 	admin := fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", hub.Partition)
 	for _, a := range []struct{ who, principal string }{
@@ -150,6 +185,37 @@ func ClusterPart(p Params, c *Composed) error {
 		}))
 	}
 	return nil
+}
+
+// NodeTaggedResourceTypes are what the nodes' launch template tags as the
+// spoke's (EC2 TagSpecification resource types).
+var NodeTaggedResourceTypes = []string{"instance", "network-interface", "volume"}
+
+// launchTemplateVersion is the observed launch template's latest version,
+// as the node group names it ("" until AWS reports one).
+func launchTemplateVersion(o Object) string {
+	switch v := atProvider(o, "latestVersion").(type) {
+	case float64:
+		if v > 0 {
+			return fmt.Sprintf("%d", int64(v))
+		}
+	case int64:
+		if v > 0 {
+			return fmt.Sprintf("%d", v)
+		}
+	case int:
+		if v > 0 {
+			return fmt.Sprintf("%d", v)
+		}
+	}
+	return ""
+}
+
+// observedLaunchTemplateVersion is the version the observed node group runs.
+func observedLaunchTemplateVersion(o Object) string {
+	lt, _ := atProvider(o, "launchTemplate").(map[string]any)
+	v, _ := lt["version"].(string)
+	return v
 }
 
 // checkSpec refuses the spec fields the cluster is built from, naming them.

@@ -1,6 +1,10 @@
 package compose
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
+)
 
 // atProvider is status.atProvider.<field> of an observed object (nil when
 // absent).
@@ -28,8 +32,28 @@ func condition(o any, typ string) (status, reason, message string, ok bool) {
 
 // oidcIssuer is the spoke cluster's OIDC issuer without https://, as the
 // observed cluster reports it (status.atProvider.identity[0].oidc[0].issuer);
-// empty until the cluster exists.
+// empty until the cluster exists. A cluster that exists never loses its
+// issuer, but an observation can lack it (a status written without
+// atProvider, a provider restarted mid-reconcile): then the issuer the OIDC
+// provider and the IRSA roles were composed with is kept, since composing
+// without them would delete them.
 func (p Params) oidcIssuer() string {
+	if issuer := p.reportedIssuer(); issuer != "" {
+		return issuer
+	}
+	if url := str(field(p.Observed["oidc-provider"], "spec", "forProvider"), "url"); url != "" {
+		return strings.TrimPrefix(url, "https://")
+	}
+	for _, key := range []string{"role-crossplane", "role-eso", "role-lbc"} {
+		if issuer := str(field(p.Observed[key], "spec", "forProvider", "tags"), fence.TagOIDC); issuer != "" {
+			return issuer
+		}
+	}
+	return ""
+}
+
+// reportedIssuer is the issuer the observed cluster reports ("" if none).
+func (p Params) reportedIssuer() string {
 	first := func(v any) map[string]any {
 		l, _ := v.([]any)
 		if len(l) == 0 {

@@ -31,6 +31,7 @@ func Holds() []Hold {
 		{"role-admin-by-admin-entry", "role-admin", "access-entry-admin"},
 		{"role-admin-policy-by-admin-entry", "role-admin-policy", "access-entry-admin"},
 		{"cluster-by-nodes", "cluster", "node-group"},
+		{"launch-template-by-nodes", "launch-template", "node-group"},
 		{"oidc-by-nodes", "oidc-provider", "node-group"},
 		{"cluster-by-flux-entry", "cluster", "access-entry-flux"},
 		{"flux-entry-by-flux-access", "access-entry-flux", "access-policy-flux"},

@@ -244,7 +244,7 @@ func TestFatal(t *testing.T) {
 }
 
 // While the cluster waits for its log group (or the IRSA roles for the
-// issuer), the XR is not ready even though everything composed so far may
+// issuer, or the node group for its launch template), the XR is not ready even though everything composed so far may
 // be; once the cluster reports, its facts reach the XR status.
 func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 	rsp := run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, nil))
@@ -257,7 +257,8 @@ func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 	logs := `{"apiVersion":"cloudwatchlogs.aws.upbound.io/v1beta1","kind":"Group","metadata":{"name":"pay-logs"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}`
 	cluster := `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"Cluster","metadata":{"name":"pay-eks"},"status":{"atProvider":{"arn":"arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-pay","identity":[{"oidc":[{"issuer":"https://oidc.eks.eu-west-1.amazonaws.com/id/ABC"}]}]},"conditions":[{"type":"Ready","status":"True"}]}}`
 	vpc := `{"apiVersion":"ec2.aws.upbound.io/v1beta1","kind":"VPC","metadata":{"name":"pay-vpc"},"status":{"atProvider":{"id":"vpc-1"}}}`
-	rsp = run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, map[string]string{"log-group": logs, "cluster": cluster, "vpc": vpc}))
+	lt := `{"apiVersion":"ec2.aws.upbound.io/v1beta2","kind":"LaunchTemplate","metadata":{"name":"pay-nodes"},"status":{"atProvider":{"id":"lt-1","latestVersion":1}}}`
+	rsp = run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, map[string]string{"log-group": logs, "cluster": cluster, "vpc": vpc, "launch-template": lt}))
 	res := rsp.GetDesired().GetResources()
 	for _, k := range []string{"cluster", "node-group", "role-eso", "role-eso-policy", "oidc-provider", "usage-role-eso-policy-by-nodes"} {
 		if _, ok := res[k]; !ok {

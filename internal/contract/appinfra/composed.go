@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,6 +43,9 @@ type Expect struct {
 	BoundaryARN    string
 	OIDCIssuer     string // without https://
 	OIDCProvider   string // the spoke's IAM OIDC provider ARN
+	// Partition, Region and AccountID place the claim's queues: the
+	// dead-letter queue admits exactly its own main queue as a source.
+	Partition, Region, AccountID string
 	// Own holds the ARNs AWS reported for the table and queues (the
 	// observed resources of the render). Empty: a first render, before AWS
 	// answered; then the main queue and the role policy must not exist yet.
@@ -89,8 +93,15 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 	if u := need(TemplateTable); u != nil {
 		eq("table name", u.GetAnnotations()[ExternalNameKey], TableName(e.EKSClusterName, e.Namespace, e.ClaimName))
 	}
+	// SQS lets any queue of the account name a queue as its dead-letter
+	// queue unless that queue's redriveAllowPolicy says otherwise: the
+	// dead-letter queue admits only the claim's main queue, and the main
+	// queue none, so no other spoke's or team's queue redrives into them.
 	if u := need(TemplateDeadLetterQueue); u != nil {
 		eq("dead-letter queue name", str(u, "spec", "forProvider", "name"), DeadLetterQueueName(e.EKSClusterName, e.Namespace, e.ClaimName))
+		own := ObservedARNs(e.Partition, e.Region, e.AccountID, e.EKSClusterName, e.Namespace, e.ClaimName)
+		eqJSON(&errs, "dead-letter queue redriveAllowPolicy", str(u, "spec", "forProvider", "redriveAllowPolicy"),
+			RedriveAllowPolicy{RedrivePermission: "byQueue", SourceQueueARNs: []string{own.QueueARN}})
 	}
 	if u := need(TemplateRole); u != nil {
 		eq("role name", u.GetAnnotations()[ExternalNameKey], RoleName(e.AppRolePrefix, e.Namespace, e.ClaimName))
@@ -115,6 +126,7 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 	}
 	if u := need(TemplateQueue); u != nil {
 		eq("queue name", str(u, "spec", "forProvider", "name"), QueueName(e.EKSClusterName, e.Namespace, e.ClaimName))
+		eqJSON(&errs, "queue redriveAllowPolicy", str(u, "spec", "forProvider", "redriveAllowPolicy"), RedriveAllowPolicy{RedrivePermission: "denyAll"})
 		var redrive struct {
 			DeadLetterTargetARN string `json:"deadLetterTargetArn"`
 			MaxReceiveCount     int    `json:"maxReceiveCount"`
@@ -131,6 +143,25 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RedriveAllowPolicy is an SQS queue's RedriveAllowPolicy attribute: which
+// source queues may use it as their dead-letter queue.
+type RedriveAllowPolicy struct {
+	RedrivePermission string   `json:"redrivePermission"`
+	SourceQueueARNs   []string `json:"sourceQueueArns,omitempty"`
+}
+
+// eqJSON compares a JSON attribute with want, decoded.
+func eqJSON(errs *[]error, what, got string, want RedriveAllowPolicy) {
+	var p RedriveAllowPolicy
+	if err := json.Unmarshal([]byte(got), &p); err != nil {
+		*errs = append(*errs, fmt.Errorf("%s %q: %w", what, got, err))
+		return
+	}
+	if !reflect.DeepEqual(p, want) {
+		*errs = append(*errs, fmt.Errorf("%s = %q, want %+v", what, got, want))
+	}
 }
 
 // ObservedARNs returns the ARNs an account would report for a claim's table

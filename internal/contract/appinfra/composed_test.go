@@ -14,6 +14,7 @@ var expect = Expect{
 	OIDCIssuer:   "oidc.eks.eu-west-1.amazonaws.com/id/SPOKE",
 	OIDCProvider: "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/SPOKE",
 	Own:          ObservedARNs("aws", "eu-west-1", "111122223333", "mgmt-apps-staging", "payments", "payment-app"),
+	Partition:    "aws", Region: "eu-west-1", AccountID: "111122223333",
 }
 
 func obj(apiVersion, kind, template string, annotations map[string]string, forProvider map[string]any) *unstructured.Unstructured {
@@ -35,9 +36,11 @@ func steadyState(e Expect) []*unstructured.Unstructured {
 	role := RoleName(e.AppRolePrefix, e.Namespace, e.ClaimName)
 	return []*unstructured.Unstructured{
 		obj(TableAPIVersion, "Table", TemplateTable, map[string]string{ExternalNameKey: TableName(e.EKSClusterName, e.Namespace, e.ClaimName)}, map[string]any{}),
-		obj(QueueAPIVersion, "Queue", TemplateDeadLetterQueue, nil, map[string]any{"name": DeadLetterQueueName(e.EKSClusterName, e.Namespace, e.ClaimName)}),
+		obj(QueueAPIVersion, "Queue", TemplateDeadLetterQueue, nil, map[string]any{"name": DeadLetterQueueName(e.EKSClusterName, e.Namespace, e.ClaimName),
+			"redriveAllowPolicy": `{"redrivePermission":"byQueue","sourceQueueArns":["` + e.Own.QueueARN + `"]}`}),
 		obj(QueueAPIVersion, "Queue", TemplateQueue, nil, map[string]any{"name": QueueName(e.EKSClusterName, e.Namespace, e.ClaimName),
-			"redrivePolicy": `{"deadLetterTargetArn":"` + e.Own.DeadLetterQueueARN + `","maxReceiveCount":5}`}),
+			"redrivePolicy":      `{"deadLetterTargetArn":"` + e.Own.DeadLetterQueueARN + `","maxReceiveCount":5}`,
+			"redriveAllowPolicy": `{"redrivePermission":"denyAll"}`}),
 		obj(RoleAPIVersion, "Role", TemplateRole, map[string]string{ExternalNameKey: role},
 			map[string]any{"permissionsBoundary": e.BoundaryARN, "assumeRolePolicy": trust, "tags": map[string]any{
 				"eksfleet.io/spoke": e.SpokeName, "eksfleet.io/cluster": e.EKSClusterName, "eksfleet.io/oidc": e.OIDCIssuer}}),
@@ -100,6 +103,16 @@ func TestCheckComposed(t *testing.T) {
 			wantErr: "role tag eksfleet.io/spoke"},
 		{name: "redrive elsewhere", expect: expect, edit: set(TemplateQueue, []string{"spec", "forProvider", "redrivePolicy"}, `{"deadLetterTargetArn":"arn:aws:sqs:eu-west-1:111122223333:x","maxReceiveCount":5}`),
 			wantErr: "redrive target"},
+		{name: "dead-letter queue open to every queue", expect: expect,
+			edit:    set(TemplateDeadLetterQueue, []string{"spec", "forProvider", "redriveAllowPolicy"}, `{"redrivePermission":"allowAll"}`),
+			wantErr: "dead-letter queue redriveAllowPolicy"},
+		{name: "dead-letter queue admits another team's queue", expect: expect,
+			edit: set(TemplateDeadLetterQueue, []string{"spec", "forProvider", "redriveAllowPolicy"},
+				`{"redrivePermission":"byQueue","sourceQueueArns":["`+ObservedARNs("aws", "eu-west-1", "111122223333", "mgmt-apps-staging", "orders", "payment-app").QueueARN+`"]}`),
+			wantErr: "dead-letter queue redriveAllowPolicy"},
+		{name: "main queue usable as a dead-letter queue", expect: expect,
+			edit:    set(TemplateQueue, []string{"spec", "forProvider", "redriveAllowPolicy"}, ""),
+			wantErr: "queue redriveAllowPolicy"},
 		{name: "policy before ARNs", expect: func() Expect { e := expect; e.Own = AppResources{}; return e }(),
 			wantErr: "before AWS reported"},
 		{name: "missing role policy", expect: expect, edit: func(objs []*unstructured.Unstructured) []*unstructured.Unstructured { return objs[:4] },

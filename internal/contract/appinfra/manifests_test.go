@@ -236,7 +236,8 @@ func TestCompositionPolicies(t *testing.T) {
 }
 
 // TestPaymentAppMatchesClaim checks that the app's ServiceAccount is the one
-// its claims' roles trust, and annotates the role those claims make.
+// its claims' roles trust, annotates the role those claims make, and that
+// the app reads the table and queue names the claims' resources get.
 func TestPaymentAppMatchesClaim(t *testing.T) {
 	root := filepath.Join(manifests(t), "apps/payment-app")
 	sa := readObject(t, filepath.Join(root, "base/serviceaccount.yaml"))
@@ -262,6 +263,21 @@ func TestPaymentAppMatchesClaim(t *testing.T) {
 		want := RoleARN("aws", exampleSpoke[spokeinfo.AccountID], exampleSpoke[spokeinfo.AppRolePrefix], ns.(string), name)
 		if arn != want {
 			t.Errorf("%s: ServiceAccount annotation %s, the claim's role is %s", overlay, arn, want)
+		}
+		// the app finds its table and queue by the names the claim's
+		// resources get
+		env := map[string]string{}
+		for _, e := range get(t, deploy, "spec", "template", "spec", "containers", 0, "env").([]any) {
+			e := e.(map[string]any)
+			if v, ok := e["value"].(string); ok {
+				env[e["name"].(string)] = substitute(v, exampleSpoke)
+			}
+		}
+		cluster := exampleSpoke[spokeinfo.EKSClusterName]
+		for k, want := range map[string]string{"TABLE_NAME": TableName(cluster, ns.(string), name), "QUEUE_NAME": QueueName(cluster, ns.(string), name)} {
+			if env[k] != want {
+				t.Errorf("%s: the app reads %s=%q, the claim's resource is %q", overlay, k, env[k], want)
+			}
 		}
 	}
 }

@@ -85,6 +85,19 @@ type Nodes struct {
 // retention) before its cluster so EKS does not create one without.
 func ControlPlaneLogGroup(clusterName string) string { return "/aws/eks/" + clusterName + "/cluster" }
 
+// ElasticIPs is how many Elastic IPs the spoke's NAT gateways take: one
+// with natMode single, one per zone with per-az.
+func (s Spec) ElasticIPs() int {
+	if s.NATMode == NATPerAZ {
+		return s.AvailabilityZones
+	}
+	return 1
+}
+
+// NodeLaunchTemplateName is the EC2 launch template of a spoke's managed
+// node group.
+func NodeLaunchTemplateName(clusterName string) string { return clusterName + "-nodes" }
+
 // LogRetentionDays are the retention values CloudWatch Logs accepts (the
 // hub's logRetentionDays setting, cluster-info LOG_RETENTION_DAYS).
 var LogRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}

@@ -183,10 +183,10 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 	vs := pol.CheckClaim(claim)
 	members := []policy.Member{}
 	for _, c := range claims {
-		members = append(members, policy.Member{Name: c.Claim.Metadata.Name, File: c.Rel, CIDR: c.Claim.Spec.VPCCIDR, Admins: c.Claim.Spec.AdminPrincipalARNs})
+		members = append(members, policy.MemberOf(c.Claim, c.Rel))
 	}
-	members = append(members, policy.Member{Name: name, File: fleettree.ClaimRel(name), CIDR: cidr, Admins: f.admins})
-	for _, v := range pol.CheckFleet(members, policy.Hub{VPCCIDR: info.HubVPCCIDR, AccountID: info.AccountID}) {
+	members = append(members, policy.MemberOf(claim, fleettree.ClaimRel(name)))
+	for _, v := range pol.CheckFleet(members, policy.HubOf(info)) {
 		if v.Cluster == name || strings.Contains(v.Message, "cluster "+name+" ") {
 			vs = append(vs, v)
 		}

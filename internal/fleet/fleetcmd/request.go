@@ -47,7 +47,7 @@ func (a *app) checkStaged(ctx context.Context, t *fleettree.Tree, claims []fleet
 			keyClusters = append(keyClusters, n)
 		}
 	}
-	pf, _, err := fleetvalidate.PolicyFindingsFor(st, pol, policy.Hub{VPCCIDR: vinfo.HubVPCCIDR, AccountID: vinfo.AccountID}, keyClusters)
+	pf, _, err := fleetvalidate.PolicyFindingsFor(st, pol, policy.HubOf(vinfo), keyClusters)
 	if err != nil {
 		return err
 	}

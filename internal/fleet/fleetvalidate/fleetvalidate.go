@@ -155,7 +155,7 @@ func policyFindings(tree *fleettree.Tree, pol *policy.Policy, hub policy.Hub, na
 			out = append(out, Finding{Source: "policy", Check: "policy/file-name", File: c.Rel, Object: c.Claim.Metadata.Name,
 				Message: fmt.Sprintf("claim %q belongs in %s", c.Claim.Metadata.Name, want)})
 		}
-		members = append(members, policy.Member{Name: c.Claim.Metadata.Name, File: c.Rel, CIDR: c.Claim.Spec.VPCCIDR, Admins: c.Claim.Spec.AdminPrincipalARNs})
+		members = append(members, policy.MemberOf(c.Claim, c.Rel))
 	}
 	for _, v := range pol.CheckFleet(members, hub) {
 		out = append(out, fromViolation(v))
@@ -229,7 +229,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Tree: o.Tree, Findings: []Finding{}}
-	pf, claims, err := PolicyFindings(tree, pol, policy.Hub{VPCCIDR: o.Info.HubVPCCIDR, AccountID: o.Info.AccountID})
+	pf, claims, err := PolicyFindings(tree, pol, policy.HubOf(o.Info))
 	if err != nil {
 		return nil, err
 	}

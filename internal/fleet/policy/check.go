@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/publiccidr"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
@@ -220,12 +221,33 @@ type Member struct {
 	File   string
 	CIDR   string
 	Admins []string // spec.adminPrincipalArns
+	Region string
+	// ElasticIPs its NAT gateways take (workloadcluster.Spec.ElasticIPs).
+	ElasticIPs int
+}
+
+// MemberOf is the fleet-wide view of a claim in file.
+func MemberOf(c *workloadcluster.Claim, file string) Member {
+	return Member{Name: c.Metadata.Name, File: file, CIDR: c.Spec.VPCCIDR, Admins: c.Spec.AdminPrincipalARNs,
+		Region: c.Spec.Region, ElasticIPs: c.Spec.ElasticIPs()}
 }
 
 // Hub is what the fleet-wide checks need to know of the hub (cluster-info).
 type Hub struct {
 	VPCCIDR   string // HUB_VPC_CIDR (may be empty)
 	AccountID string // ACCOUNT_ID: the default admin account
+	Region    string // REGION: where the hub's VPC counts against the quotas
+	// ElasticIPs of the hub's NAT gateways (HUB_EGRESS_CIDRS).
+	ElasticIPs int
+}
+
+// HubOf is the hub as cluster-info describes it.
+func HubOf(info clusterinfo.Values[string]) Hub {
+	h := Hub{VPCCIDR: info.HubVPCCIDR, AccountID: info.AccountID, Region: info.Region}
+	if cidrs, err := clusterinfo.ParseCIDRs(info.HubEgressCIDRs); err == nil {
+		h.ElasticIPs = len(cidrs)
+	}
+	return h
 }
 
 // CheckFleet finds what only shows across clusters: names used twice, VPC
@@ -264,6 +286,7 @@ func (p *Policy) CheckFleet(members []Member, hub Hub) []Violation {
 	for _, r := range p.Reserved(hubCIDR) {
 		blocks = append(blocks, r)
 	}
+	out = append(out, p.checkQuotas(members, hub)...)
 	for _, o := range cidralloc.FindOverlaps(blocks) {
 		a, b := o.A, o.B
 		m, ok := owners[b.Owner]
@@ -276,6 +299,36 @@ func (p *Policy) CheckFleet(members []Member, hub Hub) []Violation {
 		}
 		out = append(out, Violation{Family: FamilyFleet, Rule: "cidr-overlap", Cluster: m.Name, File: m.File, Field: "spec.vpcCidr",
 			Message: fmt.Sprintf("%s overlaps %s (%s)", b.Prefix, a.Owner, a.Prefix)})
+	}
+	return out
+}
+
+// checkQuotas counts, region by region and in the members' order, the VPCs
+// and NAT Elastic IPs the fleet uses (the hub's first, in its region) and
+// refuses each cluster that takes either past the policy's quota.
+func (p *Policy) checkQuotas(members []Member, hub Hub) []Violation {
+	vpcs, eips := map[string]int{}, map[string]int{}
+	if hub.Region != "" {
+		vpcs[hub.Region], eips[hub.Region] = 1, hub.ElasticIPs
+	}
+	var out []Violation
+	for _, m := range members {
+		if m.Region == "" {
+			continue
+		}
+		vpcs[m.Region]++
+		eips[m.Region] += m.ElasticIPs
+		raise := "raise the account's quota in AWS first, then spec.quotas in the fleet policy, or use another region"
+		if n, q := vpcs[m.Region], p.VPCsPerRegion(); n > q {
+			out = append(out, Violation{Family: FamilyPolicy, Rule: "region-quota", Cluster: m.Name, File: m.File, Field: "spec.region",
+				Message: fmt.Sprintf("%s: the fleet would have %d VPCs in %s, the fleet policy allows %d (spec.quotas.vpcsPerRegion, default %d: AWS's 5 per region less the default VPC); %s",
+					m.Name, n, m.Region, q, DefaultVPCsPerRegion, raise)})
+		}
+		if n, q := eips[m.Region], p.ElasticIPsPerRegion(); n > q && m.ElasticIPs > 0 {
+			out = append(out, Violation{Family: FamilyPolicy, Rule: "region-quota", Cluster: m.Name, File: m.File, Field: "spec.natMode",
+				Message: fmt.Sprintf("%s: its NAT gateways would bring the fleet's Elastic IPs in %s to %d, the fleet policy allows %d (spec.quotas.elasticIPsPerRegion, default %d as AWS's); natMode single takes one; %s",
+					m.Name, m.Region, n, q, DefaultElasticIPsPerRegion, raise)})
+		}
 	}
 	return out
 }

@@ -66,6 +66,47 @@ type Policy struct {
 	// its spoke and are trusted by its admin role, so an account outside
 	// this list would hand a spoke to whoever controls that account.
 	AdminAccounts []string `json:"adminAccounts,omitempty"`
+	// Quotas are what the fleet may use of the account's per-region
+	// quotas; a cluster that would pass them fails validation before it
+	// is merged, instead of failing half-created in AWS.
+	Quotas QuotaPolicy `json:"quotas,omitempty"`
+}
+
+// QuotaPolicy bounds what the fleet's VPCs use in each region. Zero means
+// AWS's default.
+type QuotaPolicy struct {
+	// VPCsPerRegion the fleet may create in one region (the hub's VPC
+	// counts in its region). Default DefaultVPCsPerRegion.
+	VPCsPerRegion int `json:"vpcsPerRegion,omitempty"`
+	// ElasticIPsPerRegion the fleet's NAT gateways may take in one region
+	// (one per spoke with natMode single, one per zone with per-az; the
+	// hub's, cluster-info HUB_EGRESS_CIDRS, in its region). Default
+	// DefaultElasticIPsPerRegion.
+	ElasticIPsPerRegion int `json:"elasticIPsPerRegion,omitempty"`
+}
+
+// AWS's default quotas: Amazon VPC "VPCs per Region" is 5, one of them
+// taken by the default VPC every region starts with; EC2 "EC2-VPC Elastic
+// IPs" is 5 per region.
+const (
+	DefaultVPCsPerRegion       = 4
+	DefaultElasticIPsPerRegion = 5
+)
+
+// VPCsPerRegion is spec.quotas.vpcsPerRegion or its default.
+func (p *Policy) VPCsPerRegion() int {
+	if p.Quotas.VPCsPerRegion > 0 {
+		return p.Quotas.VPCsPerRegion
+	}
+	return DefaultVPCsPerRegion
+}
+
+// ElasticIPsPerRegion is spec.quotas.elasticIPsPerRegion or its default.
+func (p *Policy) ElasticIPsPerRegion() int {
+	if p.Quotas.ElasticIPsPerRegion > 0 {
+		return p.Quotas.ElasticIPsPerRegion
+	}
+	return DefaultElasticIPsPerRegion
 }
 
 // CIDRPolicy bounds spoke VPC CIDRs.
@@ -150,6 +191,10 @@ func (p *Policy) check() error {
 		if arch := stacks.Architecture(t); arch != "x86_64" {
 			return fmt.Errorf("spec.instanceTypes: %q is %s: spoke node groups run the AL2023_x86_64_STANDARD AMI; use x86_64 types, e.g. m7i.large", t, arch)
 		}
+	}
+	if p.Quotas.VPCsPerRegion < 0 || p.Quotas.ElasticIPsPerRegion < 0 {
+		return fmt.Errorf("spec.quotas vpcsPerRegion %d, elasticIPsPerRegion %d: want 0 (AWS's default) or more",
+			p.Quotas.VPCsPerRegion, p.Quotas.ElasticIPsPerRegion)
 	}
 	if p.MaxNodes < 1 || p.MaxNodes > APIMaxNodes {
 		return fmt.Errorf("spec.maxNodes %d: must be 1 to %d (the API's limit)", p.MaxNodes, APIMaxNodes)

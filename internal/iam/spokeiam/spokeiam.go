@@ -329,12 +329,13 @@ func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) policydoc.Docume
 			"elasticloadbalancing:DescribeTrustStores", "elasticloadbalancing:DescribeListenerAttributes",
 			"elasticloadbalancing:DescribeCapacityReservation",
 		}, Resource: []string{"*"}},
+		// upstream also grants Cognito's DescribeUserPoolClient (which
+		// returns the client secret), WAF, WAFv2 and Shield calls on every
+		// resource; the spokes run the controller with enableWaf,
+		// enableWafv2 and enableShield off and without Cognito
+		// authentication, so those go.
 		policydoc.Statement{Effect: policydoc.Allow, Action: []string{
-			"cognito-idp:DescribeUserPoolClient", "acm:ListCertificates", "acm:DescribeCertificate",
-			"iam:ListServerCertificates", "iam:GetServerCertificate",
-			"waf-regional:GetWebACL", "waf-regional:GetWebACLForResource", "waf-regional:AssociateWebACL", "waf-regional:DisassociateWebACL",
-			"wafv2:GetWebACL", "wafv2:GetWebACLForResource", "wafv2:AssociateWebACL", "wafv2:DisassociateWebACL",
-			"shield:GetSubscriptionState", "shield:DescribeProtection", "shield:CreateProtection", "shield:DeleteProtection",
+			"acm:ListCertificates", "acm:DescribeCertificate", "iam:ListServerCertificates", "iam:GetServerCertificate",
 		}, Resource: []string{"*"}},
 		// upstream: ingress rules on any security group; here on the spoke's
 		// own (its cluster security group, tagged by EKS, and the groups

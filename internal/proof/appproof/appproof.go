@@ -91,6 +91,7 @@ func Expectation(claim *unstructured.Unstructured, vars map[string]string) (appi
 		SpokeName: vars[spokeinfo.SpokeName], EKSClusterName: vars[spokeinfo.EKSClusterName], AppRolePrefix: vars[spokeinfo.AppRolePrefix],
 		BoundaryARN: vars[spokeinfo.BoundaryARN], OIDCIssuer: vars[spokeinfo.OIDCIssuer],
 		OIDCProvider: vars[spokeinfo.OIDCProviderARN],
+		Partition:    vars[spokeinfo.Partition], Region: vars[spokeinfo.Region], AccountID: vars[spokeinfo.AccountID],
 	}, nil
 }
 

@@ -645,6 +645,11 @@ func fakeStatus(u *unstructured.Unstructured, info clusterinfo.Values[string]) {
 		case svc == "ec2":
 			at["id"] = strings.ToLower(prefixFor(gvk.Kind)) + "-" + hash(ext, 17)
 			at["arn"] = fmt.Sprintf("arn:%s:ec2:%s:%s:%s/%s", partition, region, info.AccountID, strings.ToLower(gvk.Kind), at["id"])
+			if gvk.Kind == "LaunchTemplate" {
+				at["arn"] = fmt.Sprintf("arn:%s:ec2:%s:%s:launch-template/%s", partition, region, info.AccountID, at["id"])
+				at["latestVersion"] = int64(1)
+				at["defaultVersion"] = int64(1)
+			}
 			if gvk.Kind == "EIP" {
 				at["publicIp"] = "198.51.100.10"
 				at["allocationId"] = "eipalloc-" + hash(ext, 17)
@@ -682,6 +687,8 @@ func prefixFor(kind string) string {
 		return "r"
 	case "SecurityGroup":
 		return "sg"
+	case "LaunchTemplate":
+		return "lt"
 	}
 	return strings.ToLower(kind)
 }

@@ -77,7 +77,7 @@ func providerID(tf string, args map[string]any) string {
 	prefix := map[string]string{
 		"aws_vpc": "vpc-", "aws_subnet": "subnet-", "aws_internet_gateway": "igw-", "aws_eip": "eipalloc-",
 		"aws_nat_gateway": "nat-", "aws_route_table": "rtb-", "aws_route_table_association": "rtbassoc-",
-		"aws_security_group": "sg-",
+		"aws_security_group": "sg-", "aws_launch_template": "lt-",
 	}
 	s := func(k string) string { v, _ := args[k].(string); return v }
 	switch tf {
@@ -128,6 +128,8 @@ func arn(partition, account, region, tf string, r *Resource, args map[string]any
 		return ec2("elastic-ip")
 	case "aws_route_table":
 		return ec2("route-table")
+	case "aws_launch_template":
+		return ec2("launch-template")
 	case "aws_eks_cluster":
 		return fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", partition, region, account, r.Name)
 	case "aws_eks_node_group":
@@ -180,6 +182,12 @@ func computed(r *Resource, now time.Time) map[string]any {
 		if ready {
 			out["status"] = "ACTIVE"
 		}
+	case "aws_launch_template":
+		// every update is a new version, made the default
+		// (updateDefaultVersion): EC2 keeps each modification of a launch
+		// template as a new version
+		out["latestVersion"] = int64(1 + r.Updates)
+		out["defaultVersion"] = int64(1 + r.Updates)
 	case "aws_vpc":
 		out["ownerId"] = ""
 	case "aws_eip":

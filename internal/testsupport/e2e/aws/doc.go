@@ -40,8 +40,10 @@
 //     github.com/upbound/terraform-provider-aws, is not served either, so
 //     its schema cannot be read;
 //   - AWS: IDs and ARNs in AWS's formats, creation taking time (a delay per
-//     kind), and the dependency refusals of deletes (a VPC with subnets, a
-//     subnet with a NAT gateway or associations).
+//     kind), the dependency refusals of deletes (a VPC with subnets, a
+//     subnet with a NAT gateway or associations), and a launch template's
+//     versions (each update is a new version, which the template makes its
+//     default when asked to; EC2 CreateLaunchTemplateVersion).
 //
 // Endpoints serves STS and Secrets Manager (see its doc).
 //

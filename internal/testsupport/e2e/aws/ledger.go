@@ -23,7 +23,9 @@ type Resource struct {
 	// AWS computed (status.atProvider).
 	Attrs, Computed map[string]any
 	Tags            map[string]string
-	Created         time.Time
+	// Updates counts the updates applied (a launch template's versions).
+	Updates int
+	Created time.Time
 	// ReadyAt is when AWS reports it available.
 	ReadyAt time.Time
 }
@@ -110,6 +112,7 @@ func (l *Ledger) update(kind, id string, attrs map[string]any) {
 	if r, ok := l.res[kind+"/"+id]; ok {
 		r.Attrs = attrs
 		r.Tags = tagsOf(attrs)
+		r.Updates++
 		l.log = append(l.log, fmt.Sprintf("%s update %s %s", time.Now().Format("15:04:05.000"), kind, id))
 	}
 }
