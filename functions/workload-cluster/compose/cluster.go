@@ -29,8 +29,9 @@ const (
 var controlPlaneLogTypes = []any{"api", "audit", "authenticator", "controllerManager", "scheduler"}
 
 // ClusterPart composes the spoke's control-plane log group, EKS cluster,
-// the nodes' launch template, node group, OIDC provider and the access entries (hub Flux, spoke admin
-// role) with the cluster-admin access policy.
+// the nodes' launch template, node group, OIDC provider and the access
+// entries (hub Flux, spoke admin role) with the cluster-admin access
+// policy.
 //
 // The log group comes first: the cluster is composed only once the log
 // group is Ready (or the cluster already exists), so EKS never creates
@@ -121,8 +122,10 @@ func ClusterPart(p Params, c *Composed) error {
 	if err := c.add("launch-template", mr(ec2V2, "LaunchTemplate", name("nodes"), "", Object{
 		"region": p.Spec.Region, "name": launchTemplate, "updateDefaultVersion": true,
 		"tagSpecifications": tagSpecs,
-		// IMDSv2 only; two hops so pods on the node network reach it
-		"metadataOptions": Object{"httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 2},
+		// IMDSv2 only, one hop: pods off the host network cannot reach
+		// it and borrow the node role; what needs AWS runs with IRSA, and
+		// the host-network add-ons (VPC CNI, kube-proxy) are one hop away.
+		"metadataOptions": Object{"httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 1},
 		"tags":            tags(),
 	})); err != nil {
 		return err
