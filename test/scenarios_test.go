@@ -34,6 +34,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/appproof"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // exampleSpoke is the spoke the committed tree carries.
@@ -74,15 +75,15 @@ func newSandbox(t *testing.T, cert string) *sandbox {
 	if err := treeedit.CopyTree(filepath.Join(repoRoot(t), "manifests"), tree); err != nil {
 		t.Fatalf("copy manifests: %v", err)
 	}
-	// an account whose VPC and Elastic IP quotas were raised for the fleet
-	// (AWS's defaults fit two more single-NAT spokes in the hub's region)
 	pol := filepath.Join(tree, filepath.FromSlash(policy.RelPath))
 	b, err := os.ReadFile(pol)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		b, err = plant.RaiseQuotas(b)
 	}
-	b = []byte(strings.NewReplacer("vpcsPerRegion: 4", "vpcsPerRegion: 100", "elasticIPsPerRegion: 5", "elasticIPsPerRegion: 100").Replace(string(b)))
-	if err := os.WriteFile(pol, b, 0o644); err != nil {
+	if err == nil {
+		err = os.WriteFile(pol, b, 0o644)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	kh := filepath.Join(dir, "known_hosts")

@@ -26,6 +26,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetvalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // fixture is a minimal fleet tree in a temp dir with the repository's own
@@ -45,9 +46,10 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatalf("the repository's policy file: %v", err)
 	}
 	f := &fixture{t: t, root: root}
-	// an account whose VPC and Elastic IP quotas were raised for the fleet
-	// (AWS's defaults fit two more single-NAT spokes in the hub's region)
-	f.write(policy.RelPath, raisedQuotas(string(pol)))
+	if pol, err = plant.RaiseQuotas(pol); err != nil {
+		t.Fatal(err)
+	}
+	f.write(policy.RelPath, string(pol))
 	f.write(fleettree.ClaimsDir+"/kustomization.yaml", "# claims\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n")
 	f.key, f.cert = testCert(t, root, time.Now().Add(24*time.Hour))
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
@@ -222,10 +224,4 @@ func paused(u *unstructured.Unstructured) *unstructured.Unstructured {
 func orphaned(u *unstructured.Unstructured) *unstructured.Unstructured {
 	u.Object["spec"] = map[string]any{"deletionPolicy": "Orphan"}
 	return u
-}
-
-// raisedQuotas raises the policy's per-region quotas to 100 VPCs and 100
-// Elastic IPs.
-func raisedQuotas(pol string) string {
-	return strings.NewReplacer("vpcsPerRegion: 4", "vpcsPerRegion: 100", "elasticIPsPerRegion: 5", "elasticIPsPerRegion: 100").Replace(pol)
 }

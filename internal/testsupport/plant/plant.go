@@ -4,6 +4,8 @@
 package plant
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -79,4 +81,18 @@ func Apply(t testing.TB, tree string, edits ...Edit) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// RaiseQuotas edits a fleet policy (fleet-policy.yaml) into the one of an
+// account whose per-region VPC and Elastic IP quotas were raised for the
+// fleet: AWS's defaults fit two single-NAT spokes beside the hub in its
+// region, fewer than the fixtures and bench trees hold.
+func RaiseQuotas(pol []byte) ([]byte, error) {
+	for _, e := range [][2]string{{"vpcsPerRegion: 4", "vpcsPerRegion: 1000"}, {"elasticIPsPerRegion: 5", "elasticIPsPerRegion: 1000"}} {
+		if !bytes.Contains(pol, []byte(e[0])) {
+			return nil, fmt.Errorf("plant: the fleet policy has no %q to raise", e[0])
+		}
+		pol = bytes.Replace(pol, []byte(e[0]), []byte(e[1]), 1)
+	}
+	return pol, nil
 }
