@@ -400,6 +400,46 @@ func TestControlPlaneLogGroup(t *testing.T) {
 	}
 }
 
+// TestUpgradeFromThePreviousVersion (NM9): a hub the previous version
+// deployed has the log group EKS made, which the program adopts rather than
+// failing to create, and its access entries renamed by alias (the
+// transform on the pulumi-eks Cluster, LegacyAccessEntryAliases).
+func TestUpgradeFromThePreviousVersion(t *testing.T) {
+	tests := map[string]struct {
+		reason     string
+		existing   []string
+		wantImport string
+	}{
+		"fresh account": {reason: "nothing to adopt: the program creates it", wantImport: ""},
+		"hub deployed by the previous version": {
+			reason:   "EKS created /aws/eks/mgmt/cluster when the cluster logged",
+			existing: []string{"/aws/eks/mgmt/cluster"}, wantImport: "/aws/eks/mgmt/cluster",
+		},
+		"only look-alike groups": {
+			reason:   "another hub's, a spoke's and a longer name share the prefix, none is the hub's",
+			existing: []string{"/aws/eks/mgmt2/cluster", "/aws/eks/mgmt-pay/cluster", "/aws/eks/mgmt/cluster-old"}, wantImport: "",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m, err := runMocks(t, mgmtWith(t, nil), func(m *mocks.Mocks) { m.LogGroups = tc.existing })
+			if err != nil {
+				t.Fatal(err)
+			}
+			lg := m.One("aws:cloudwatch/logGroup:LogGroup", hub.ClusterResource+"-control-plane")
+			if lg == nil {
+				t.Fatal("no control-plane log group")
+			}
+			if lg.ImportID != tc.wantImport {
+				t.Errorf("log group import %q, want %q (%s)", lg.ImportID, tc.wantImport, tc.reason)
+			}
+			if c := m.One("eks:index:Cluster", hub.ClusterResource); c.Transforms != 2 {
+				t.Errorf("the pulumi-eks Cluster has %d transforms, want the access-entry aliases and the OIDC provider tag", c.Transforms)
+			}
+		})
+	}
+}
+
 func isSealingKey(r *mocks.Resource) bool {
 	return r.Type == "tls:index/privateKey:PrivateKey" && strings.HasPrefix(r.Name, hub.SealingResource+"-")
 }

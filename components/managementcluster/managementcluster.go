@@ -8,12 +8,14 @@
 package managementcluster
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +30,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/ekszones"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
@@ -292,12 +295,24 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 	}
 
 	// Control-plane log group, owned so it has a retention and goes with
-	// the stack; the cluster depends on it so EKS finds it.
+	// the stack; the cluster depends on it so EKS finds it. A hub deployed
+	// before the program owned it has one EKS made (NM9): it is adopted
+	// (imported, then given the retention and tags) instead of failing with
+	// ResourceAlreadyExistsException.
+	logName := LogGroupName(args.ClusterName)
+	existing, err := cloudwatch.GetLogGroups(ctx, &cloudwatch.GetLogGroupsArgs{LogGroupNamePrefix: pulumi.StringRef(logName)}, parent)
+	if err != nil {
+		return nil, wrap("existing control-plane log group", err)
+	}
+	logOpts := []pulumi.ResourceOption{parent}
+	if slices.Contains(existing.LogGroupNames, logName) {
+		logOpts = append(logOpts, AdoptLogGroup(logName))
+	}
 	logGroup, err := cloudwatch.NewLogGroup(ctx, name+"-control-plane", &cloudwatch.LogGroupArgs{
-		Name:            pulumi.String(LogGroupName(args.ClusterName)),
+		Name:            pulumi.String(logName),
 		RetentionInDays: pulumi.Int(args.LogRetentionDays),
 		Tags:            tags(nil),
-	}, parent)
+	}, logOpts...)
 	if err != nil {
 		return nil, wrap("control-plane log group", err)
 	}
@@ -345,7 +360,11 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		// its own copy with kubectl.
 		UseDefaultVpcCni: &defaultCNI,
 		Tags:             tags(nil),
-	}, parent, pulumi.DependsOn([]pulumi.Resource{logGroup}))
+	}, parent, pulumi.DependsOn([]pulumi.Resource{logGroup}),
+		pulumi.Transforms([]pulumi.ResourceTransform{
+			LegacyAccessEntryAliases(name, args.AdminPrincipalARNs),
+			TagOIDCProvider(args.ClusterName, args.Tags),
+		}))
 	if err != nil {
 		return nil, wrap("eks cluster", err)
 	}
@@ -489,6 +508,72 @@ func NodeGroupNamePrefix(clusterName string) string { return clusterName + "-sys
 func AccessEntryKey(principalARN string) string {
 	sum := sha256.Sum256([]byte(principalARN))
 	return "admin-" + hex.EncodeToString(sum[:6])
+}
+
+// AdoptLogGroup imports the log group named name. On a stack that already
+// holds it the import ID equals its ID and the engine treats it as any
+// other resource (pulumi/pulumi developer-docs/architecture/import.md, "the
+// import resource option", case 2), so the option may stay.
+func AdoptLogGroup(name string) pulumi.ResourceOption { return pulumi.Import(pulumi.ID(name)) }
+
+// LegacyAccessEntryAliases is a transform for the pulumi-eks Cluster's
+// children: the version before stable access-entry keys named an admin's
+// entry by list position (admin-<i>); pulumi-eks v2.8.1 names the entry
+// <component>-<key> and its policy association <component>-<key>-<policy>
+// (nodejs/eks/authenticationMode.ts createAccessEntries). Each entry and
+// association named by AccessEntryKey gets the alias of its position in
+// admins, so a hub deployed by that version renames them instead of
+// creating a second entry for the same principal (EKS: 409) before deleting
+// the first (NM9). The admin list must be the one that version deployed.
+func LegacyAccessEntryAliases(component string, admins []string) pulumi.ResourceTransform {
+	legacy := map[string]string{}
+	for i, arn := range admins {
+		legacy[component+"-"+AccessEntryKey(arn)] = fmt.Sprintf("%s-admin-%d", component, i)
+	}
+	return func(_ context.Context, a *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+		var old string
+		switch a.Type {
+		case "aws:eks/accessEntry:AccessEntry":
+			old = legacy[a.Name]
+		case "aws:eks/accessPolicyAssociation:AccessPolicyAssociation":
+			for key, was := range legacy {
+				if rest, ok := strings.CutPrefix(a.Name, key+"-"); ok {
+					old = was + "-" + rest
+				}
+			}
+		}
+		if old == "" {
+			return nil
+		}
+		opts := a.Opts
+		opts.Aliases = append(slices.Clone(opts.Aliases), pulumi.Alias{Name: pulumi.String(old)})
+		return &pulumi.ResourceTransformResult{Props: a.Props, Opts: opts}
+	}
+}
+
+// TagOIDCProvider is a transform for the pulumi-eks Cluster's children: the
+// OIDC provider it creates (without tags, nodejs/eks/cluster/cluster.ts
+// "Create the OIDC provider for the cluster") is tagged
+// eksfleet.io/cluster=<hub>, with the stack's tags. The hub's Crossplane may
+// write only providers tagged as one of the hub's spokes (<hub>-*) and may
+// not re-tag one tagged otherwise, so the hub's own stays out of its reach.
+func TagOIDCProvider(hub string, tags map[string]string) pulumi.ResourceTransform {
+	return func(_ context.Context, a *pulumi.ResourceTransformArgs) *pulumi.ResourceTransformResult {
+		if a.Type != "aws:iam/openIdConnectProvider:OpenIdConnectProvider" {
+			return nil
+		}
+		t := pulumi.StringMap{}
+		for k, v := range tags {
+			t[k] = pulumi.String(v)
+		}
+		t[fence.TagCluster] = pulumi.String(hub)
+		props := pulumi.Map{}
+		for k, v := range a.Props {
+			props[k] = v
+		}
+		props["tags"] = t
+		return &pulumi.ResourceTransformResult{Props: props, Opts: a.Opts}
+	}
 }
 
 // StandardZones returns the first n of names that are the region's own

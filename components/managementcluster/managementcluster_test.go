@@ -336,3 +336,87 @@ func TestTooFewZones(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestLegacyAccessEntryAliases(t *testing.T) {
+	admins := []string{"arn:aws:iam::111122223333:role/ops", "arn:aws:iam::111122223333:role/oncall"}
+	transform := LegacyAccessEntryAliases("hub", admins)
+	tests := map[string]struct {
+		reason   string
+		typ      string
+		name     string
+		existing []pulumi.Alias
+		want     []string // alias names; nil: untouched
+	}{
+		"first admin's entry": {
+			reason: "the previous version named it by position", typ: "aws:eks/accessEntry:AccessEntry",
+			name: "hub-" + AccessEntryKey(admins[0]), want: []string{"hub-admin-0"},
+		},
+		"second admin's policy association": {
+			reason: "pulumi-eks names it <entry>-<policy key>", typ: "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
+			name: "hub-" + AccessEntryKey(admins[1]) + "-cluster-admin", want: []string{"hub-admin-1-cluster-admin"},
+		},
+		"aliases it had stay": {
+			reason: "the transform adds, never replaces", typ: "aws:eks/accessEntry:AccessEntry",
+			name: "hub-" + AccessEntryKey(admins[1]), existing: []pulumi.Alias{{Name: pulumi.String("older")}},
+			want: []string{"older", "hub-admin-1"},
+		},
+		"the node role's entry": {
+			reason: "pulumi-eks names instance-role entries by role, not by admin key", typ: "aws:eks/accessEntry:AccessEntry",
+			name: "hub-node-id",
+		},
+		"an admin no longer listed": {
+			reason: "no position to alias from", typ: "aws:eks/accessEntry:AccessEntry",
+			name: "hub-" + AccessEntryKey("arn:aws:iam::111122223333:role/gone"),
+		},
+		"another type with an entry's name": {
+			reason: "only entries and associations", typ: "aws:eks/cluster:Cluster",
+			name: "hub-" + AccessEntryKey(admins[0]),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			res := transform(context.Background(), &pulumi.ResourceTransformArgs{
+				Custom: true, Type: tc.typ, Name: tc.name, Opts: pulumi.ResourceOptions{Aliases: tc.existing},
+			})
+			if tc.want == nil {
+				if res != nil {
+					t.Fatalf("transformed (%s): aliases %v", tc.reason, res.Opts.Aliases)
+				}
+				return
+			}
+			if res == nil {
+				t.Fatalf("untouched, want aliases %v (%s)", tc.want, tc.reason)
+			}
+			var got []string
+			for _, a := range res.Opts.Aliases {
+				n, _ := a.Name.(pulumi.String)
+				got = append(got, string(n))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("aliases %v, want %v (%s)", got, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestTagOIDCProvider(t *testing.T) {
+	transform := TagOIDCProvider("mgmt", map[string]string{"team": "platform"})
+	if res := transform(context.Background(), &pulumi.ResourceTransformArgs{Custom: true, Type: "aws:eks/cluster:Cluster", Name: "hub-eksCluster"}); res != nil {
+		t.Errorf("the cluster was transformed: %v", res.Props)
+	}
+	res := transform(context.Background(), &pulumi.ResourceTransformArgs{
+		Custom: true, Type: "aws:iam/openIdConnectProvider:OpenIdConnectProvider", Name: "hub-oidcProvider",
+		Props: pulumi.Map{"url": pulumi.String("https://oidc.eks.eu-west-1.amazonaws.com/id/X")},
+	})
+	if res == nil {
+		t.Fatal("the OIDC provider was not transformed")
+	}
+	got := res.Props["tags"].(pulumi.StringMap)
+	want := pulumi.StringMap{"team": pulumi.String("platform"), "eksfleet.io/cluster": pulumi.String("mgmt")}
+	if len(got) != len(want) || got["team"] != want["team"] || got["eksfleet.io/cluster"] != want["eksfleet.io/cluster"] {
+		t.Errorf("tags %v, want %v", got, want)
+	}
+	if res.Props["url"] == nil {
+		t.Error("the provider's other inputs were dropped")
+	}
+}

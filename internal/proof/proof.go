@@ -106,6 +106,9 @@ type Report struct {
 	// Rendered holds each claim's rendered objects (composite first), keyed
 	// by "namespace/name", when Options.KeepRendered is set.
 	Rendered map[string][]*unstructured.Unstructured
+	// Built holds every object the walk built, with what produced it and
+	// the cluster it is applied to, when Options.KeepBuilt is set.
+	Built []kbuild.Built
 }
 
 // OK reports whether the proof found nothing.
@@ -145,6 +148,9 @@ type Options struct {
 	// its render, the composed objects only those checks read are let go
 	// (see examine and keptComposed): at 1,000 claims they are ~400 MB.
 	KeepRendered bool
+	// KeepBuilt keeps every built object in Report.Built (the real
+	// API server suite applies them).
+	KeepBuilt bool
 }
 
 type run struct {
@@ -342,6 +348,9 @@ func (r *run) do(rewritten []string) error {
 	r.report.Skipped = r.w.Skipped
 	r.report.Kustomizations = len(r.w.Kustomizations) + 1
 	r.report.Objects = len(r.w.Results)
+	if r.opts.KeepBuilt {
+		r.report.Built = r.w.Results
+	}
 
 	// (b) schemas, (d) deprecations, over everything built (rendered
 	// objects were validated as they were rendered, see examine).

@@ -165,6 +165,9 @@ func ClusterPart(p Params, c *Composed) error {
 	} {
 		if err := c.add("access-entry-"+a.who, mr(eksV1, "AccessEntry", name(a.who), "", Object{
 			"region": p.Spec.Region, "clusterNameRef": ref(name("eks")), "type": "STANDARD", "principalArn": a.principal,
+			// The hub's Crossplane may associate a policy with, change
+			// and delete only access entries tagged as the fleet's.
+			"tags": tags(),
 		})); err != nil {
 			return err
 		}

@@ -221,7 +221,12 @@ func Crossplane(e Env) policydoc.Document {
 		}, Resource: []string{"*"}, Condition: tagged},
 		{Sid: "TagOnCreate", Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}, "StringLike": {"aws:RequestTag/" + fence.TagCluster: fleetTag}}},
-		{Sid: "SpokeClusters", Effect: policydoc.Allow, Action: slices.Clone(crossplaneEKSActions), Resource: eksResources},
+		// Reads by name; every write only on a cluster, node group or
+		// access entry the composition tagged as a spoke's (it tags all
+		// three when it creates them), so a cluster named <hub>-x that the
+		// fleet did not make (NM7) is neither changed, tagged nor deleted.
+		{Effect: policydoc.Allow, Action: slices.Clone(crossplaneEKSReads), Resource: eksResources},
+		{Sid: "SpokeClusters", Effect: policydoc.Allow, Action: slices.Clone(crossplaneEKSActions), Resource: eksResources, Condition: tagged},
 		{
 			// CreateCluster names no resource in IAM: the tag says it is a
 			// spoke, and Crossplane may not make itself its admin.
@@ -238,6 +243,7 @@ func Crossplane(e Env) policydoc.Document {
 			Condition: map[string]map[string]any{
 				"ArnLike":           {"eks:principalArn": []string{e.arn("iam", "", "role/"+FluxRoleName(e.HubName)), e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-admin")}},
 				"ArnEqualsIfExists": {"eks:policyArn": fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", e.Partition)},
+				"StringLike":        {"aws:ResourceTag/" + fence.TagCluster: fleetTag},
 			},
 		},
 		{
@@ -275,15 +281,31 @@ func Crossplane(e Env) policydoc.Document {
 	// ec2:DescribeLaunchTemplateVersions (IAM grants it only on "*"), so
 	// only the instances' user data is denied here.
 	st = append(st, policydoc.Statement{Effect: policydoc.Deny, Action: []string{"ec2:DescribeInstanceAttribute"}, Resource: []string{"*"}},
-		denyRolePaths(e))
+		denyRolePaths(e),
+		// An OIDC provider tagged as anything but this hub's spokes' (the
+		// hub's own, which the program tags eksfleet.io/cluster=<hub>;
+		// another hub's spokes') cannot be re-tagged into reach.
+		policydoc.Statement{Effect: policydoc.Deny, Action: []string{"iam:TagOpenIDConnectProvider", "iam:UntagOpenIDConnectProvider"},
+			Resource: []string{oidc}, Condition: map[string]map[string]any{
+				"Null":          {"aws:ResourceTag/" + fence.TagCluster: "false"},
+				"StringNotLike": {"aws:ResourceTag/" + fence.TagCluster: fleetTag},
+			}})
 	st = append(st, e.boundaryGuard()...)
+	// No Sids: at the longest names the validators admit the policy is
+	// within a few hundred characters of IAM's 6,144 (the comments above
+	// say what each statement is for).
+	for i := range st {
+		st[i].Sid = ""
+	}
 	return policydoc.NewDocument(st...)
 }
 
 var (
-	// on the fleet's clusters, node groups and access entries only
+	// on the fleet's clusters, node groups and access entries (by name)
+	crossplaneEKSReads = []string{"eks:Describe*", "eks:List*"}
+	// on those the composition tagged as the fleet's only
 	crossplaneEKSActions = []string{
-		"eks:CreateNodegroup", "eks:Delete*", "eks:Describe*", "eks:DisassociateAccessPolicy", "eks:List*",
+		"eks:CreateNodegroup", "eks:Delete*", "eks:DisassociateAccessPolicy",
 		"eks:TagResource", "eks:UntagResource", "eks:Update*",
 	}
 	// on the spokes' control-plane log groups only

@@ -60,6 +60,10 @@ type Resource struct {
 	AdditionalSecs []string
 	// Protect is the resource's protect option.
 	Protect bool
+	// ImportID is the resource's import option (the ID it adopts).
+	ImportID string
+	// Transforms counts the resource's transforms.
+	Transforms int
 }
 
 // Mocks implements pulumi.MockResourceMonitor.
@@ -77,6 +81,9 @@ type Mocks struct {
 	// Clusters are the EKS clusters that already exist, name to version
 	// (what getClusters and getCluster answer).
 	Clusters map[string]string
+	// LogGroups are the CloudWatch log groups that already exist (what
+	// getLogGroups answers, by name prefix).
+	LogGroups []string
 	// RealKeys makes tls private keys and self-signed certificates real
 	// (generated as pulumi-tls generates them) instead of placeholders, for
 	// tests that use them (the real-controller suite).
@@ -208,6 +215,18 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 			issuer = "arn:aws:iam::" + AccountID + ":role/" + name
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{"arn": arn, "issuerArn": issuer, "id": arn}), nil
+	case "aws:cloudwatch/getLogGroups:getLogGroups":
+		prefix := ""
+		if v, ok := args.Args["logGroupNamePrefix"]; ok && v.IsString() {
+			prefix = v.StringValue()
+		}
+		names := []any{}
+		for _, n := range m.LogGroups {
+			if strings.HasPrefix(n, prefix) {
+				names = append(names, n)
+			}
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"logGroupNames": names, "arns": []any{}, "id": Region}), nil
 	case "aws:index/getPartition:getPartition":
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"partition": Partition, "dnsSuffix": "amazonaws.com", "id": Partition, "reverseDnsPrefix": "com.amazonaws",
@@ -240,7 +259,7 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 // NewResource answers registrations.
 func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
 	rpc := args.RegisterRPC
-	r := &Resource{Type: args.TypeToken, Name: args.Name, Custom: args.Custom, Inputs: args.Inputs, Provider: args.Provider}
+	r := &Resource{Type: args.TypeToken, Name: args.Name, Custom: args.Custom, Inputs: args.Inputs, Provider: args.Provider, ImportID: args.ID}
 	if rpc != nil {
 		r.Parent = rpc.GetParent()
 		r.Remote = rpc.GetRemote()
@@ -254,6 +273,7 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		}
 		r.AdditionalSecs = rpc.GetAdditionalSecretOutputs()
 		r.Protect = rpc.GetProtect()
+		r.Transforms = len(rpc.GetTransforms())
 	}
 	r.URN = m.URN(r.Parent, r.Type, r.Name)
 
