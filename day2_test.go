@@ -462,3 +462,97 @@ func (r *recorder) Fatal(args ...any) { r.t.Fatal(args...) }
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, args...))
 }
+
+// TestSpokeZoneIDs (NM3): the program writes each spoke region's zone IDs
+// to cluster-info, read with an AWS provider for that region, skipping
+// Local/Wavelength Zones and the IDs EKS refuses; a region without two
+// usable zones, or a malformed one, is refused naming the setting.
+func TestSpokeZoneIDs(t *testing.T) {
+	tests := map[string]struct {
+		reason  string
+		regions string // eks-fleet:spokeRegions, "" unset
+		azs     []string
+		ids     []string
+		want    string // SPOKE_ZONE_IDS
+		wantErr []string
+	}{
+		"hub region only": {
+			reason: "unset, spokes go in the hub's region",
+			want:   `{"eu-west-1":["euw1-az1","euw1-az2","euw1-az3","euw1-az4"]}`,
+		},
+		"two regions": {
+			reason:  "each region read with its own provider (the mocks' third us-east-1 zone is use1-az3, which EKS refuses)",
+			regions: `["eu-west-1","us-east-1"]`,
+			want:    `{"eu-west-1":["euw1-az1","euw1-az2","euw1-az3","euw1-az4"],"us-east-1":["use1-az1","use1-az2","use1-az4"]}`,
+		},
+		"zone EKS refuses": {
+			reason:  "use1-az3 is skipped by ID, whatever its name in this account",
+			regions: `["us-east-1"]`,
+			azs:     []string{mocks.Region + "a", mocks.Region + "b", mocks.Region + "c", mocks.Region + "d"},
+			ids:     []string{"use1-az6", "use1-az3", "use1-az1", "use1-az2"},
+			want:    `{"us-east-1":["use1-az6","use1-az1","use1-az2"]}`,
+		},
+		"local zone": {
+			reason:  "only <region><letter> zones",
+			regions: `["eu-west-1"]`,
+			azs:     []string{mocks.Region + "-lhr-1a", mocks.Region + "a", mocks.Region + "b", mocks.Region + "c"},
+			ids:     []string{"euw1-lhr1-az1", "euw1-az1", "euw1-az2", "euw1-az3"},
+			want:    `{"eu-west-1":["euw1-az1","euw1-az2","euw1-az3"]}`,
+		},
+		"too few usable zones": {
+			reason:  "a spoke needs two zones EKS accepts",
+			regions: `["us-east-1"]`,
+			azs:     []string{mocks.Region + "a", mocks.Region + "b", mocks.Region + "c"},
+			ids:     []string{"use1-az1", "use1-az3", "use1-az3"},
+			wantErr: []string{"eks-fleet:spokeRegions us-east-1: 1 standard availability zones EKS accepts", "EKS refuses us-east-1b (use1-az3)"},
+		},
+		"not a region": {
+			reason:  "refused before anything is registered",
+			regions: `["eu-west-1","mars"]`,
+			wantErr: []string{"eks-fleet:spokeRegions", "mars", "AWS regions such as eu-west-1"},
+		},
+		"another partition": {
+			reason:  "one account's roles and boundary serve every spoke",
+			regions: `["us-gov-west-1"]`,
+			wantErr: []string{"eks-fleet:spokeRegions", "us-gov-west-1", "regions of the hub's partition aws"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			set := map[string]string{}
+			if tc.regions != "" {
+				set["eks-fleet:spokeRegions"] = tc.regions
+			}
+			cfg := mgmtWith(t, set)
+			if tc.regions == "" {
+				delete(cfg, "eks-fleet:spokeRegions")
+			}
+			m, err := runMocks(t, cfg, func(m *mocks.Mocks) {
+				if tc.azs != nil {
+					m.AZs, m.AZIDs = tc.azs, tc.ids
+				}
+			})
+			if tc.wantErr != nil {
+				if err == nil {
+					t.Fatalf("no error (%s)", tc.reason)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q (%s)", err, w, tc.reason)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cms := m.ByType("kubernetes:core/v1:ConfigMap")
+			if len(cms) != 1 {
+				t.Fatalf("%d ConfigMaps", len(cms))
+			}
+			if got := cms[0].Inputs["data"].ObjectValue()[clusterinfo.SpokeZoneIDs].StringValue(); got != tc.want {
+				t.Errorf("cluster-info %s = %s, want %s (%s)", clusterinfo.SpokeZoneIDs, got, tc.want, tc.reason)
+			}
+		})
+	}
+}

@@ -115,6 +115,9 @@ func checkParents(t *testing.T, m *mocks.Mocks) {
 	rootOK := map[string]bool{
 		managementcluster.Type: true, sealingkeys.Type: true, irsarole.Type: true, fluxbootstrap.Type: true,
 		"aws:iam/policy:Policy": true, // the spoke boundary
+		// the AWS providers spoke regions' zones are read with: a provider
+		// owns nothing and is read before any component exists
+		"pulumi:providers:aws": true,
 	}
 	for _, r := range m.Resources() {
 		if r.Type == "pulumi:pulumi:Stack" {
@@ -122,7 +125,8 @@ func checkParents(t *testing.T, m *mocks.Mocks) {
 		}
 		parentType := components[r.Parent]
 		if parentType == "" {
-			if !rootOK[r.Type] || (r.Type == "aws:iam/policy:Policy" && r.Name != hub.BoundaryResource) {
+			if !rootOK[r.Type] || (r.Type == "aws:iam/policy:Policy" && r.Name != hub.BoundaryResource) ||
+				(r.Type == "pulumi:providers:aws" && !strings.HasPrefix(r.Name, hub.ZoneProviderResource)) {
 				t.Errorf("%s %s has no component parent (parent %q)", r.Type, r.Name, r.Parent)
 			}
 			continue
@@ -390,8 +394,12 @@ func checkClusterInfo(t *testing.T, m *mocks.Mocks, c stacks.Config) {
 func hubEgress(t *testing.T, m *mocks.Mocks, c stacks.Config) []string {
 	t.Helper()
 	var out []string
-	for _, az := range m.AZs[:managementcluster.NATCount(c.NATMode, c.AvailabilityZones)] {
-		az = c.Region + strings.TrimPrefix(az, mocks.Region)
+	names, ids := m.Zones(c.Region)
+	zones, err := managementcluster.StandardZones(c.Region, names, ids, c.AvailabilityZones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, az := range zones[:managementcluster.NATCount(c.NATMode, c.AvailabilityZones)] {
 		eip := m.One("aws:ec2/eip:Eip", hub.ClusterResource+"-nat-"+az)
 		if eip == nil || eip.State["publicIp"].StringValue() == "" {
 			t.Fatalf("no NAT EIP with a public IP in %s", az)

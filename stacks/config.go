@@ -8,6 +8,7 @@ package stacks
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -44,6 +45,7 @@ const (
 	FluxConcurrencyKey        = "fluxConcurrency"
 	LogRetentionDaysKey       = "logRetentionDays"
 	FunctionRegistryKey       = "functionRegistry"
+	SpokeRegionsKey           = "spokeRegions"
 	defaultHubName            = "mgmt"
 	defaultVPCCIDR            = "10.0.0.0/16"
 	defaultAvailabilityZones  = 3
@@ -76,6 +78,7 @@ func Keys() []string {
 		FluxConcurrencyKey,
 		LogRetentionDaysKey,
 		FunctionRegistryKey,
+		SpokeRegionsKey,
 	}
 }
 
@@ -108,6 +111,18 @@ type Config struct {
 	// (<registry>/function-workload-cluster:<version>), carried to the
 	// Function manifest through cluster-info FUNCTION_REGISTRY.
 	FunctionRegistry string
+	// SpokeRegions are the regions spokes may be created in; the program
+	// looks up each one's availability zone IDs for the composition
+	// (cluster-info SPOKE_ZONE_IDS). Empty means the hub's region.
+	SpokeRegions []string
+}
+
+// SpokeRegionList is SpokeRegions, or the hub's region when none is set.
+func (c Config) SpokeRegionList() []string {
+	if len(c.SpokeRegions) == 0 {
+		return []string{c.Region}
+	}
+	return slices.Clone(c.SpokeRegions)
 }
 
 // Git is where the hub's Flux reads the system tree.

@@ -91,6 +91,7 @@ func FromValues(raw Values) (Config, []error) {
 	num(FluxConcurrencyKey, &c.FluxConcurrency, fmt.Sprintf("%d to %d", MinFluxConcurrency, MaxFluxConcurrency))
 	num(LogRetentionDaysKey, &c.LogRetentionDays, "days of CloudWatch Logs retention, e.g. 90")
 	str(FunctionRegistryKey, &c.FunctionRegistry)
+	list(SpokeRegionsKey, &c.SpokeRegions, `["eu-west-1", "us-east-1"]`)
 	if s, ok := raw[FullKey(TagsKey)]; ok {
 		var t map[string]string
 		if err := json.Unmarshal([]byte(s), &t); err != nil {

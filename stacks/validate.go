@@ -110,7 +110,25 @@ func Validate(c Config) []error {
 		v.add(LogRetentionDaysKey, strconv.Itoa(c.LogRetentionDays), "a CloudWatch Logs retention: one of "+strings.Join(days, ", "))
 	}
 	v.functionRegistry(c.FunctionRegistry)
+	v.spokeRegions(c.Region, c.SpokeRegions)
 	return v.errs
+}
+
+// spokeRegions: AWS regions of the hub's partition (one account's roles
+// and boundary serve them all), each once.
+func (v *validator) spokeRegions(hub string, regions []string) {
+	seen := map[string]bool{}
+	for _, r := range regions {
+		switch {
+		case !regionRE.MatchString(r):
+			v.add(SpokeRegionsKey, r, "AWS regions such as eu-west-1")
+		case hubiam.PartitionOf(r) != hubiam.PartitionOf(hub):
+			v.add(SpokeRegionsKey, r, "regions of the hub's partition "+hubiam.PartitionOf(hub))
+		case seen[r]:
+			v.add(SpokeRegionsKey, r, "each region once")
+		}
+		seen[r] = true
+	}
 }
 
 type validator struct{ errs []error }

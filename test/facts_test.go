@@ -195,7 +195,7 @@ func TestBootstrapSubstitutePlanted(t *testing.T) {
 func checkFunctionInput(t *testing.T, tree string) []string {
 	var problems []string
 	// Fields whose value is a YAML value, not a string.
-	values := map[string]bool{"hubEgressCidrs": true, "logRetentionDays": true}
+	values := map[string]bool{"hubEgressCidrs": true, "logRetentionDays": true, "spokeZoneIds": true}
 	n := 0
 	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
 		if !factIsKind(d, "apiextensions.crossplane.io", "Composition") || factStr(d.obj, "spec", "compositeTypeRef", "kind") != "XWorkloadCluster" {

@@ -86,7 +86,17 @@ func TestFunctionNetworkMatchesComposition(t *testing.T) {
 				}
 				old[o.GetAnnotations()["crossplane.io/composition-resource-name"]] = o
 			}
-			got, err := compose.Network(compose.Params{Input: compose.Input{HubName: info.HubName}, Spoke: claim.Metadata.Name, Spec: claim.Spec})
+			// A spoke the Composition made has its subnets by zone name:
+			// observed, the function keeps them there (placement is
+			// immutable) rather than moving them to zone IDs.
+			observed := map[string]compose.Object{}
+			for key, o := range old {
+				if strings.HasPrefix(key, "subnet-") {
+					observed[key] = o.Object
+				}
+			}
+			got, err := compose.Network(compose.Params{Input: compose.Input{HubName: info.HubName, SpokeZoneIDs: clusterinfo.ExampleZoneIDs()},
+				Spoke: claim.Metadata.Name, Spec: claim.Spec, Observed: observed})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -67,16 +67,26 @@ func checkRuntime(t *testing.T, tree string) []string {
 			errs = append(errs, d.file+": wait: true needs a healthCheckExprs entry for AppInfrastructure on Ready")
 		}
 	}
-	// A team's identity (namespace, ServiceAccount, Role, RoleBinding)
-	// outlives the workloads prune, so the app Kustomizations' finalizers
-	// can still impersonate it to delete the apps' AWS-backed objects.
+	// A team leaves nothing on a spoke: its namespace (whose deletion takes
+	// the apps' objects) and identity are pruned with it; marked
+	// prune: disabled they stayed, with the apps' objects, because the
+	// apps' Kustomizations lost the identity they prune with
+	// (test/e2e TestSpokeTeamComesAndGoes).
 	for _, d := range factReadDocs(t, tree, "gitops-workloads/teams") {
+		if factStr(d.obj, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/prune") == "disabled" {
+			errs = append(errs, fmt.Sprintf("%s: %s must not be prune: disabled, or removing the team leaves it (and its apps' objects) on the spoke", d.file, factStr(d.obj, "kind")))
+		}
+	}
+	// The workloads identity outlives the hub's prune of its folder: the
+	// workloads Kustomization's finalizer impersonates it to delete (and
+	// wait for) every team and app.
+	for _, d := range factReadDocs(t, tree, "gitops-system/spoke-bootstrap/workloads") {
 		kind := factStr(d.obj, "kind")
-		if kind != "Namespace" && kind != "ServiceAccount" && kind != "Role" && kind != "RoleBinding" {
+		if kind != "ServiceAccount" && kind != "ClusterRole" && kind != "ClusterRoleBinding" {
 			continue
 		}
 		if factStr(d.obj, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/prune") != "disabled" {
-			errs = append(errs, fmt.Sprintf("%s: %s needs annotation kustomize.toolkit.fluxcd.io/prune: disabled, or the app finalizers lose the identity they prune with", d.file, kind))
+			errs = append(errs, fmt.Sprintf("%s: %s needs annotation kustomize.toolkit.fluxcd.io/prune: disabled, or the workloads finalizer loses the identity it prunes with", d.file, kind))
 		}
 	}
 	// That the team role covers kstatus' reads is a proof boundary now:
@@ -99,8 +109,8 @@ func TestRuntimeBehaviourPlanted(t *testing.T) {
 		{"finite retries", plant.Edit{File: "gitops-system/spoke-tools/crossplane/release.yaml", Old: "retries: -1", New: "retries: 3"}, "remediation.retries"},
 		{"eso uninstall waits", plant.Edit{File: "gitops-system/spoke-bootstrap/external-secrets/release.yaml", Old: "disableWait: true", New: "disableWait: false"}, "disableWait"},
 		{"crossplane races lbc", plant.Edit{File: "gitops-system/spoke-tools/crossplane.yaml", Old: "- name: aws-load-balancer-controller", New: "- name: sources"}, "dependsOn aws-load-balancer-controller"},
-		{"team identity pruned with the apps", plant.Edit{File: "gitops-workloads/teams/payments/serviceaccount.yaml", Old: "prune: disabled", New: "prune: enabled"}, "ServiceAccount needs annotation"},
-		{"team namespace pruned with the apps", plant.Edit{File: "gitops-workloads/teams/payments/namespace.yaml", Old: "prune: disabled", New: "prune: enabled"}, "Namespace needs annotation"},
+		{"workloads identity pruned with its folder", plant.Edit{File: "gitops-system/spoke-bootstrap/workloads/identity.yaml", Old: "prune: disabled", New: "prune: enabled"}, "ServiceAccount needs annotation"},
+		{"team namespace kept when the team goes", plant.Edit{File: "gitops-workloads/teams/payments/namespace.yaml", Old: "    pod-security.kubernetes.io/warn: restricted", New: "    pod-security.kubernetes.io/warn: restricted\n  annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled"}, "Namespace must not be prune: disabled"},
 		{"no claim health check", plant.Edit{File: "gitops-workloads/clusters/apps-staging/payment-app.yaml", Old: "kind: AppInfrastructure", New: "kind: Other"}, "healthCheckExprs"},
 	}
 	for _, c := range cases {

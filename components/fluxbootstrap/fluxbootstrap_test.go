@@ -35,6 +35,7 @@ func info() clusterinfo.Values[pulumi.StringInput] {
 	v.GitURL, v.GitBranch, v.SystemPath = pulumi.String(ex.GitURL), pulumi.String(ex.GitBranch), pulumi.String(ex.SystemPath)
 	v.FluxVersion, v.FluxOperatorVersion = pulumi.String(ex.FluxVersion), pulumi.String(ex.FluxOperatorVersion)
 	v.LogRetentionDays, v.FunctionRegistry = pulumi.String(ex.LogRetentionDays), pulumi.String(ex.FunctionRegistry)
+	v.SpokeZoneIDs = pulumi.String(ex.SpokeZoneIDs)
 	return v
 }
 

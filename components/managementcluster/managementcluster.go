@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -582,19 +581,13 @@ func TagOIDCProvider(hub string, tags map[string]string) pulumi.ResourceTransfor
 // whose ID (ids, parallel to names) EKS refuses for cluster subnets
 // (internal/contract/ekszones, e.g. use1-az3).
 func StandardZones(region string, names, ids []string, n int) ([]string, error) {
-	if len(ids) != len(names) {
-		return nil, fmt.Errorf("region %s: %d zone names but %d zone IDs", region, len(names), len(ids))
+	usable, skipped, err := ekszones.Usable(region, names, ids)
+	if err != nil {
+		return nil, err
 	}
-	re := regexp.MustCompile(`^` + regexp.QuoteMeta(region) + `[a-z]$`)
-	var out, skipped []string
-	for i, z := range names {
-		switch {
-		case !re.MatchString(z):
-		case ekszones.Unsupported(ids[i]):
-			skipped = append(skipped, z+" ("+ids[i]+")")
-		default:
-			out = append(out, z)
-		}
+	var out []string
+	for _, z := range usable {
+		out = append(out, z.Name)
 	}
 	if len(out) < n {
 		msg := fmt.Sprintf("availabilityZones %d: region %s has %d standard availability zones EKS supports (%s); allowed: 2 to %d here", n, region, len(out), strings.Join(out, ", "), len(out))

@@ -111,6 +111,10 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	if err := checkUpgrade(ctx, cfg); err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
 	}
+	spokeZones, err := SpokeZoneIDs(ctx, cfg)
+	if err != nil {
+		return nil, stacks.Join(ctx.Stack(), []error{err})
+	}
 	env := hubiam.Env{Partition: part.Partition, AccountID: caller.AccountId, Region: cfg.Region, HubName: cfg.HubName}
 	if err := env.Validate(); err != nil {
 		return nil, err
@@ -238,6 +242,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		FluxOperatorVersion: pulumi.String(versions.FluxOperator),
 		LogRetentionDays:    pulumi.String(strconv.Itoa(cfg.LogRetentionDays)),
 		FunctionRegistry:    pulumi.String(cfg.FunctionRegistry),
+		SpokeZoneIDs:        pulumi.String(clusterinfo.FormatZoneIDs(spokeZones)),
 	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
 		GitURL:       cfg.Git.URL,

@@ -291,7 +291,8 @@ func privateRoutesPerZone(acct *aws.Ledger) (bool, string) {
 	str := func(r aws.Resource, k string) string { s, _ := r.Attrs[k].(string); return s }
 	zoneOfSubnet := map[string]string{}
 	for _, s := range acct.Find("Subnet", nil) {
-		zoneOfSubnet[s.ID] = str(s, "availabilityZone")
+		// Subnets are placed by zone ID; one made before that, by name.
+		zoneOfSubnet[s.ID] = str(s, "availabilityZoneId") + str(s, "availabilityZone")
 	}
 	natZone := map[string]string{}
 	for _, n := range acct.Find("NATGateway", nil) {

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -10,7 +12,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -176,6 +181,17 @@ rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
 		if err := apply(o); err != nil {
 			t.Fatalf("the workloads identity cannot apply the cluster folder: %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 		}
+	}
+
+	// A team's RoleBinding applies (dry run first, as kustomize-controller
+	// does) before its Role exists.
+	early := mustYAML(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: flux-team-2, namespace: payments}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: not-yet}
+subjects: [{kind: ServiceAccount, name: team-payments, namespace: flux-system}]`)
+	if err := wl.Patch(ctx, early.DeepCopy(), client.Apply, client.FieldOwner("kustomize-controller"), client.ForceOwnership, client.DryRunAll); err != nil {
+		t.Errorf("a team RoleBinding does not dry-run before its Role exists: %v", err)
 	}
 
 	tests := map[string]struct {
@@ -381,4 +397,236 @@ func mustYAML(t *testing.T, s string) *unstructured.Unstructured {
 		t.Fatalf("decode %q: %v (%d objects)", s, err, len(objs))
 	}
 	return objs[0]
+}
+
+// teamOnSpoke is the cluster folder the lifecycle test serves for
+// apps-staging: the payments team (the tree's own folder) and one app of
+// theirs, a Deployment and a ConfigMap applied as the team (the example
+// payment-app needs the spoke's Crossplane, which this suite does not run).
+const teamOnSpoke = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../../teams/payments
+  - demo-app.yaml
+`
+
+var gitRepositories = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+
+var demoFiles = map[string]string{
+	"gitops-workloads/clusters/apps-staging/demo-app.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: demo, namespace: flux-system}
+spec:
+  interval: 10m
+  retryInterval: 20s
+  timeout: 3m
+  sourceRef: {kind: GitRepository, name: flux-system}
+  path: ./manifests/apps/demo
+  targetNamespace: payments
+  serviceAccountName: team-payments
+  prune: true
+  wait: true
+  deletionPolicy: WaitForTermination
+`,
+	"apps/demo/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [app.yaml]\n",
+	"apps/demo/app.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: demo}
+data: {greeting: hello}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: demo}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: demo}}
+  template:
+    metadata: {labels: {app: demo}}
+    spec:
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+      containers:
+        - name: demo
+          image: busybox
+          securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+`,
+	"spoke-tools-stub/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n",
+}
+
+// TestSpokeTeamComesAndGoes runs the spoke's own Flux (the real source-
+// and kustomize-controller, kube-controller-manager finishing namespaces)
+// against the workloads identity and Kustomization as the tree builds them
+// for apps-staging: a team and its app come up applied as flux-workloads
+// and as the team; removing the team from the cluster folder leaves
+// nothing of it on the spoke (N10); deleting the workloads Kustomization, as
+// the hub does first when the spoke goes, waits until the team's namespace
+// and app are gone. Stand-ins: spoke-tools is an empty Kustomization (the
+// workloads wait for it), the GitRepository reads the suite's Git server.
+func TestSpokeTeamComesAndGoes(t *testing.T) {
+	ctx := context.Background()
+	built := spokeBuilt(t, "apps-staging")
+	var instance *unstructured.Unstructured
+	for _, o := range pathEnding(t, built, "spoke-bootstrap/flux") {
+		if o.GetKind() == "FluxInstance" {
+			instance = o
+		}
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e2e.StartSpoke(ctx, e2e.SpokeOptions{
+		Dir: t.TempDir(), RepoRoot: root, Network: "e2eteam", Prefix: netip.MustParsePrefix("10.205.0.0/16"), Instance: instance,
+		Edit: func(work string) error {
+			for rel, body := range demoFiles {
+				if err := writeFile(filepath.Join(work, "manifests", rel), body); err != nil {
+					return err
+				}
+			}
+			return writeFile(filepath.Join(work, "manifests/gitops-workloads/clusters/apps-staging/kustomization.yaml"), teamOnSpoke)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	defer func() {
+		if t.Failed() {
+			for name, p := range s.Flux {
+				t.Logf("--- %s\n%s", name, p.Tail(40))
+			}
+		}
+	}()
+	c := s.Cluster
+	stub := mustYAML(t, `
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: spoke-tools, namespace: flux-system}
+spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+`)
+	info := mustYAML(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: spoke-info, namespace: flux-system}\ndata: {CLUSTER_NAME: apps-staging}")
+	if err := c.Apply(ctx, "hub", append([]*unstructured.Unstructured{stub, info}, pathEnding(t, built, "spoke-bootstrap/workloads")...)...); err != nil {
+		t.Fatal(err)
+	}
+
+	ready := func(name string) func() (bool, error) {
+		return func() (bool, error) {
+			k, err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			st, _, _ := condition(k, "Ready")
+			return st == "True" && k.GetGeneration() == observedGeneration(k), nil
+		}
+	}
+	describe := func() string {
+		l, _ := c.Dynamic.Resource(kustomizations).Namespace("").List(ctx, metav1.ListOptions{})
+		var b strings.Builder
+		for i := range l.Items {
+			st, r, m := condition(&l.Items[i], "Ready")
+			fmt.Fprintf(&b, "%s Ready=%s %s: %s\n", l.Items[i].GetName(), st, r, m)
+		}
+		return b.String()
+	}
+	start := time.Now()
+	for _, k := range []string{"workloads", "demo"} {
+		if err := e2e.Poll(ctx, 4*time.Minute, ready(k)); err != nil {
+			t.Fatalf("%s never Ready: %v\n%s", k, err, describe())
+		}
+	}
+	t.Logf("team and app up in %s", time.Since(start).Round(time.Second))
+	teamObjects := []struct {
+		gvr       schema.GroupVersionResource
+		namespace string
+		name      string
+	}{
+		{schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "payments"},
+		{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "flux-system", "team-payments"},
+		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, "payments", "flux-team"},
+		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}, "payments", "flux-team"},
+		{kustomizations, "flux-system", "demo"},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "payments", "demo"},
+		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "payments", "demo"},
+	}
+	left := func() []string {
+		var out []string
+		for _, o := range teamObjects {
+			if _, err := c.Dynamic.Resource(o.gvr).Namespace(o.namespace).Get(ctx, o.name, metav1.GetOptions{}); err == nil {
+				out = append(out, o.gvr.Resource+" "+o.namespace+"/"+o.name)
+			}
+		}
+		return out
+	}
+	if l := left(); len(l) != len(teamObjects) {
+		t.Fatalf("after the team came up only %v exist", l)
+	}
+	reconcile := func() {
+		now := time.Now().Format(time.RFC3339Nano)
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, now)
+		for _, r := range []struct {
+			gvr  schema.GroupVersionResource
+			name string
+		}{{gitRepositories, "flux-system"}, {kustomizations, "workloads"}} {
+			if _, err := c.Dynamic.Resource(r.gvr).Namespace("flux-system").Patch(ctx, r.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// N10: the team leaves the cluster folder.
+	if err := writeFile(filepath.Join(s.Repo.Work, "manifests/gitops-workloads/clusters/apps-staging/kustomization.yaml"),
+		"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Repo.Commit("payments leaves apps-staging"); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	start = time.Now()
+	if err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) { return len(left()) == 0, nil }); err != nil {
+		t.Fatalf("the team left the cluster folder but %v stay on the spoke\n%s", left(), describe())
+	}
+	t.Logf("team gone in %s", time.Since(start).Round(time.Second))
+
+	// It comes back; then the spoke goes: the hub deletes the workloads
+	// Kustomization first and waits for it.
+	if err := writeFile(filepath.Join(s.Repo.Work, "manifests/gitops-workloads/clusters/apps-staging/kustomization.yaml"), teamOnSpoke); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Repo.Commit("payments back on apps-staging"); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if err := e2e.Poll(ctx, 4*time.Minute, ready("demo")); err != nil {
+		t.Fatalf("the team never came back: %v\n%s", err, describe())
+	}
+	if err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Delete(ctx, "workloads", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	err = e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+		_, err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Get(ctx, "workloads", metav1.GetOptions{})
+		if err == nil {
+			return false, nil
+		}
+		if l := left(); len(l) > 0 {
+			return false, fmt.Errorf("the workloads Kustomization was gone while %v stayed", l)
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("deleting the workloads: %v\n%s", err, describe())
+	}
+	t.Logf("workloads deleted, waiting for the team, in %s", time.Since(start).Round(time.Second))
+}
+
+func writeFile(path, body string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(body), 0o644)
+}
+
+func observedGeneration(o *unstructured.Unstructured) int64 {
+	g, _, _ := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
+	return g
 }

@@ -31,6 +31,9 @@ type Input struct {
 	// GitOpsSystemPath is GITOPS_SYSTEM_PATH: the bootstrap
 	// Kustomizations' paths start with it.
 	GitOpsSystemPath string `json:"gitopsSystemPath"`
+	// SpokeZoneIDs are, per region spokes may use, the IDs of the zones a
+	// spoke's subnets go into, in order (the hub looked them up).
+	SpokeZoneIDs map[string][]string `json:"spokeZoneIds"`
 }
 
 // InputVariables maps each Input field (JSON name) to the cluster-info
@@ -49,6 +52,7 @@ func InputVariables() map[string]string {
 		"hubEgressCidrs":   clusterinfo.HubEgressCIDRs,
 		"logRetentionDays": clusterinfo.LogRetentionDays,
 		"gitopsSystemPath": clusterinfo.SystemPath,
+		"spokeZoneIds":     clusterinfo.SpokeZoneIDs,
 	}
 }
 
@@ -63,11 +67,16 @@ func InputFrom(v clusterinfo.Values[string]) (Input, error) {
 	if err != nil {
 		return Input{}, fmt.Errorf("%s %q: not a number of days", clusterinfo.LogRetentionDays, v.LogRetentionDays)
 	}
+	zones, err := clusterinfo.ParseZoneIDs(v.SpokeZoneIDs)
+	if err != nil {
+		return Input{}, err
+	}
 	return Input{
 		HubName: v.HubName, AccountID: v.AccountID, Partition: v.Partition, HubRegion: v.Region,
 		FluxRoleARN: v.FluxRoleARN, SpokeBoundaryARN: v.SpokeBoundaryARN,
 		SealingSecretARN: v.SealingSecretARN, SealingKMSKeyARN: v.SealingKMSKeyARN,
 		HubEgressCIDRs: egress, LogRetentionDays: days, GitOpsSystemPath: v.SystemPath,
+		SpokeZoneIDs: zones,
 	}, nil
 }
 
@@ -106,6 +115,9 @@ func (in Input) Validate() error {
 	}
 	if len(in.HubEgressCIDRs) == 0 {
 		bad("hubEgressCidrs", "[]", "must list the hub's NAT egress (the hub's Flux reaches the spoke API through it)")
+	}
+	if len(in.SpokeZoneIDs) == 0 {
+		bad("spokeZoneIds", "{}", "must give the zone IDs of at least one region (the hub's spokeRegions)")
 	}
 	if !slices.Contains(workloadcluster.LogRetentionDays, in.LogRetentionDays) {
 		bad("logRetentionDays", strconv.Itoa(in.LogRetentionDays), fmt.Sprintf("must be a CloudWatch Logs retention, one of %v", workloadcluster.LogRetentionDays))

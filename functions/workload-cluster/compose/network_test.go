@@ -3,6 +3,8 @@ package compose
 import (
 	"fmt"
 	"net/netip"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -95,5 +97,94 @@ func TestPlanSubnetsRefuses(t *testing.T) {
 		if _, err := PlanSubnets(tc.vpc, tc.azs); err == nil {
 			t.Errorf("PlanSubnets(%q, %d): want error", tc.vpc, tc.azs)
 		}
+	}
+}
+
+// TestSubnetZones (NM3): subnets go into zones by ID, the first
+// spec.availabilityZones the hub looked up for the region; a subnet that
+// exists by zone name keeps it (the placement is immutable); a region the
+// hub has no zones for, or too few, is an error naming what to change.
+func TestSubnetZones(t *testing.T) {
+	byName := func(az string) Object {
+		return Object{"spec": Object{"forProvider": Object{"availabilityZone": az}}}
+	}
+	tests := map[string]struct {
+		reason   string
+		region   string
+		azs      int
+		zones    map[string][]string
+		observed map[string]Object
+		want     map[string]Object // subnet key -> placement fields
+		wantErr  []string
+	}{
+		"new spoke": {
+			reason: "the first zones by ID", region: "us-east-1", azs: 2,
+			zones: map[string][]string{"us-east-1": {"use1-az6", "use1-az1", "use1-az2"}},
+			want: map[string]Object{
+				"subnet-public-a": {"availabilityZoneId": "use1-az6"}, "subnet-private-a": {"availabilityZoneId": "use1-az6"},
+				"subnet-public-b": {"availabilityZoneId": "use1-az1"}, "subnet-private-b": {"availabilityZoneId": "use1-az1"},
+			},
+		},
+		"spoke composed by zone name before": {
+			reason: "an existing subnet keeps its zone; a new zone's go by ID", region: "eu-west-1", azs: 3,
+			zones:    map[string][]string{"eu-west-1": {"euw1-az1", "euw1-az2", "euw1-az3"}},
+			observed: map[string]Object{"subnet-public-a": byName("eu-west-1a"), "subnet-private-a": byName("eu-west-1a")},
+			want: map[string]Object{
+				"subnet-public-a": {"availabilityZone": "eu-west-1a"}, "subnet-private-a": {"availabilityZone": "eu-west-1a"},
+				"subnet-public-b": {"availabilityZoneId": "euw1-az2"}, "subnet-private-c": {"availabilityZoneId": "euw1-az3"},
+			},
+		},
+		"late-initialized ID": {
+			reason: "a subnet the provider filled both fields of stays by ID", region: "eu-west-1", azs: 2,
+			zones: map[string][]string{"eu-west-1": {"euw1-az1", "euw1-az2"}},
+			observed: map[string]Object{"subnet-public-a": {"spec": Object{"forProvider": Object{
+				"availabilityZone": "eu-west-1a", "availabilityZoneId": "euw1-az1"}}}},
+			want: map[string]Object{"subnet-public-a": {"availabilityZoneId": "euw1-az1"}},
+		},
+		"region the hub did not look up": {
+			reason: "the stack's spokeRegions lacks it", region: "ap-south-1", azs: 2,
+			zones:   map[string][]string{"eu-west-1": {"euw1-az1", "euw1-az2"}, "us-east-1": {"use1-az1", "use1-az2"}},
+			wantErr: []string{`spec.region "ap-south-1"`, "SPOKE_ZONE_IDS has eu-west-1, us-east-1", "spokeRegions"},
+		},
+		"fewer zones than asked": {
+			reason: "EKS refuses the others", region: "us-east-1", azs: 3,
+			zones:   map[string][]string{"us-east-1": {"use1-az1", "use1-az2"}},
+			wantErr: []string{"spec.availabilityZones 3", "region us-east-1 has 2 zones EKS accepts (use1-az1, use1-az2)"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := testParams(t)
+			p.Spec.Region, p.Spec.AvailabilityZones = tc.region, tc.azs
+			p.Input.SpokeZoneIDs = tc.zones
+			p.Observed = tc.observed
+			objs, err := Network(p)
+			if tc.wantErr != nil {
+				if err == nil {
+					t.Fatalf("no error (%s)", tc.reason)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for key, want := range tc.want {
+				fp := objs[key]["spec"].(Object)["forProvider"].(Object)
+				got := Object{}
+				for _, f := range []string{"availabilityZone", "availabilityZoneId"} {
+					if v, ok := fp[f]; ok {
+						got[f] = v
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s placement %v, want %v (%s)", key, got, want, tc.reason)
+				}
+			}
+		})
 	}
 }

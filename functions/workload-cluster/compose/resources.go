@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
@@ -148,6 +150,42 @@ const (
 	tagsOnly = "*"
 )
 
+// zoneIDs are the IDs of the zones the spoke's subnets go into, in slot
+// order (a, b, c): the first spec.availabilityZones of what the hub looked
+// up for the spoke's region. Zone IDs name the same physical zone in every
+// account and skip the ones EKS refuses (the hub filtered them); zone
+// names (<region>a) map to a different zone in each account.
+func (p Params) zoneIDs() ([]string, error) {
+	ids, ok := p.Input.SpokeZoneIDs[p.Spec.Region]
+	if !ok {
+		regions := slices.Sorted(maps.Keys(p.Input.SpokeZoneIDs))
+		return nil, fmt.Errorf("spec.region %q: the hub looked up no availability zones there (cluster-info %s has %s); add the region to the hub stack's eks-fleet:spokeRegions",
+			p.Spec.Region, clusterinfo.SpokeZoneIDs, strings.Join(regions, ", "))
+	}
+	if len(ids) < p.Spec.AvailabilityZones {
+		return nil, fmt.Errorf("spec.availabilityZones %d: region %s has %d zones EKS accepts (%s)",
+			p.Spec.AvailabilityZones, p.Spec.Region, len(ids), strings.Join(ids, ", "))
+	}
+	return ids[:p.Spec.AvailabilityZones], nil
+}
+
+// subnetZone places a subnet by zone ID, except a subnet that already
+// exists by zone name (composed before zones were chosen by ID): the
+// placement is immutable (AWS CreateSubnet; Terraform ForceNew), so it
+// keeps the name it was created with rather than being replaced.
+func (p Params) subnetZone(key, id string) Object {
+	if az := str(p.Observed[key], "spec", "forProvider", "availabilityZone"); az != "" && str(p.Observed[key], "spec", "forProvider", "availabilityZoneId") == "" {
+		return Object{"availabilityZone": az}
+	}
+	return Object{"availabilityZoneId": id}
+}
+
+// with returns o with every field of extra.
+func with(extra, o Object) Object {
+	maps.Copy(o, extra)
+	return o
+}
+
 // Network composes the spoke's VPC: VPC, internet gateway, one public and one
 // private subnet per AZ in use, NAT gateways and EIPs per natMode, route
 // tables, routes and associations. Keys are the composition-resource-names
@@ -166,6 +204,10 @@ func Network(p Params) (map[string]Object, error) {
 	}
 	if p.Spoke == "" || p.Input.HubName == "" {
 		return nil, fmt.Errorf("spoke name (claim label) and hub name (function input hubName) are required")
+	}
+	zoneIDs, err := p.zoneIDs()
+	if err != nil {
+		return nil, err
 	}
 	eks := spokeiam.ClusterName(p.Input.Hub(), p.Spoke)
 	name := func(part string) string { return p.Spoke + "-" + part }
@@ -208,13 +250,13 @@ func Network(p Params) (map[string]Object, error) {
 	add("route-public-default", "ec2.aws.upbound.io/v1beta2", "Route", name("public-default"), "", Object{
 		"destinationCidrBlock": "0.0.0.0/0", "routeTableIdRef": ref(name("public")), "gatewayIdRef": ref(name("igw"))})
 	for i, z := range AZSuffixes[:p.Spec.AvailabilityZones] {
-		az := p.Spec.Region + z
-		add("subnet-public-"+z, ec2V1, "Subnet", name("public-"+z), eks+"-public-"+z, Object{
-			"vpcIdRef": vpcRef, "availabilityZone": az, "cidrBlock": sub.Public[i].String(),
-			"mapPublicIpOnLaunch": true, "tags": map[string]any{"kubernetes.io/role/elb": "1"}})
-		add("subnet-private-"+z, ec2V1, "Subnet", name("private-"+z), eks+"-private-"+z, Object{
-			"vpcIdRef": vpcRef, "availabilityZone": az, "cidrBlock": sub.Private[i].String(),
-			"mapPublicIpOnLaunch": false, "tags": map[string]any{"kubernetes.io/role/internal-elb": "1"}})
+		public, private := p.subnetZone("subnet-public-"+z, zoneIDs[i]), p.subnetZone("subnet-private-"+z, zoneIDs[i])
+		add("subnet-public-"+z, ec2V1, "Subnet", name("public-"+z), eks+"-public-"+z, with(public, Object{
+			"vpcIdRef": vpcRef, "cidrBlock": sub.Public[i].String(),
+			"mapPublicIpOnLaunch": true, "tags": map[string]any{"kubernetes.io/role/elb": "1"}}))
+		add("subnet-private-"+z, ec2V1, "Subnet", name("private-"+z), eks+"-private-"+z, with(private, Object{
+			"vpcIdRef": vpcRef, "cidrBlock": sub.Private[i].String(),
+			"mapPublicIpOnLaunch": false, "tags": map[string]any{"kubernetes.io/role/internal-elb": "1"}}))
 		add("route-table-private-"+z, ec2V1, "RouteTable", name("private-"+z), eks+"-private-"+z, Object{"vpcIdRef": vpcRef})
 		add("route-private-"+z+"-default", "ec2.aws.upbound.io/v1beta2", "Route", name("private-"+z+"-default"), "", Object{
 			"destinationCidrBlock": "0.0.0.0/0", "routeTableIdRef": ref(name("private-" + z)),

@@ -53,6 +53,11 @@ const (
 	// <registry>/function-workload-cluster:<version> from (the hub's
 	// functionRegistry setting).
 	FunctionRegistry = "FUNCTION_REGISTRY"
+	// SpokeZoneIDs are, for each region spokes may use (the hub's
+	// spokeRegions setting), the IDs of the availability zones a spoke's
+	// subnets go into, as the hub's account sees them: standard zones EKS
+	// accepts for cluster subnets, in AWS's order (FormatZoneIDs).
+	SpokeZoneIDs = "SPOKE_ZONE_IDS"
 )
 
 // Values holds every cluster-info variable. T is string for plain values
@@ -84,6 +89,7 @@ type Values[T any] struct {
 	FluxOperatorVersion      T
 	LogRetentionDays         T // days, a CloudWatch Logs retention value
 	FunctionRegistry         T // OCI repository of the workload-cluster function, e.g. ghcr.io/org/eks-fleet
+	SpokeZoneIDs             T // region -> zone IDs, a JSON object (FormatZoneIDs)
 }
 
 // Map returns the ConfigMap data, keyed by variable name.
@@ -114,6 +120,7 @@ func (v Values[T]) Map() map[string]T {
 		FluxOperatorVersion:      v.FluxOperatorVersion,
 		LogRetentionDays:         v.LogRetentionDays,
 		FunctionRegistry:         v.FunctionRegistry,
+		SpokeZoneIDs:             v.SpokeZoneIDs,
 	}
 }
 
@@ -163,6 +170,43 @@ func ParseCIDRs(v string) ([]string, error) {
 	return out, nil
 }
 
+// FormatZoneIDs writes region -> zone IDs as the value of SPOKE_ZONE_IDS: a
+// JSON object (keys sorted), which is also a YAML flow mapping, e.g.
+// {"eu-west-1":["euw1-az1","euw1-az2","euw1-az3"]}.
+func FormatZoneIDs(zones map[string][]string) string {
+	if len(zones) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(zones)
+	if err != nil {
+		// A map[string][]string always marshals.
+		panic(fmt.Sprintf("clusterinfo: marshal %v: %v", zones, err))
+	}
+	return string(b)
+}
+
+// ParseZoneIDs reads a SPOKE_ZONE_IDS value written by FormatZoneIDs.
+func ParseZoneIDs(v string) (map[string][]string, error) {
+	var out map[string][]string
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("%s %q: want a JSON object of regions to zone IDs such as {\"eu-west-1\":[\"euw1-az1\",\"euw1-az2\"]}: %w", SpokeZoneIDs, v, err)
+	}
+	return out, nil
+}
+
+// ExampleZoneIDs are the zone IDs Example gives each region of the example
+// fleet policy (standard zones; us-east-1 without use1-az3, which EKS
+// refuses).
+func ExampleZoneIDs() map[string][]string {
+	return map[string][]string{
+		"eu-west-1":    {"euw1-az1", "euw1-az2", "euw1-az3"},
+		"eu-central-1": {"euc1-az1", "euc1-az2", "euc1-az3"},
+		"us-east-1":    {"use1-az1", "use1-az2", "use1-az4", "use1-az5", "use1-az6"},
+		"us-east-2":    {"use2-az1", "use2-az2", "use2-az3"},
+		"us-west-2":    {"usw2-az1", "usw2-az2", "usw2-az3", "usw2-az4"},
+	}
+}
+
 // Example returns realistic values for offline builds and renders: the
 // account is AWS's documentation account.
 func Example() Values[string] {
@@ -198,5 +242,6 @@ func Example() Values[string] {
 		FluxOperatorVersion:      versions.FluxOperator,
 		LogRetentionDays:         "90",
 		FunctionRegistry:         versions.FunctionRegistry,
+		SpokeZoneIDs:             FormatZoneIDs(ExampleZoneIDs()),
 	}
 }

@@ -72,6 +72,13 @@ type Spec struct {
 	Tags               map[string]string `json:"tags,omitempty"`
 }
 
+// A spoke has 2 or 3 availability zones (the XRD's bounds): EKS needs
+// subnets in at least two.
+const (
+	MinAvailabilityZones = 2
+	MaxAvailabilityZones = 3
+)
+
 // Nodes is the managed node group's shape.
 type Nodes struct {
 	InstanceTypes []string `json:"instanceTypes"`

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -222,6 +223,8 @@ type Member struct {
 	CIDR   string
 	Admins []string // spec.adminPrincipalArns
 	Region string
+	// AZs is spec.availabilityZones.
+	AZs int
 	// ElasticIPs its NAT gateways take (workloadcluster.Spec.ElasticIPs).
 	ElasticIPs int
 }
@@ -229,7 +232,7 @@ type Member struct {
 // MemberOf is the fleet-wide view of a claim in file.
 func MemberOf(c *workloadcluster.Claim, file string) Member {
 	return Member{Name: c.Metadata.Name, File: file, CIDR: c.Spec.VPCCIDR, Admins: c.Spec.AdminPrincipalARNs,
-		Region: c.Spec.Region, ElasticIPs: c.Spec.ElasticIPs()}
+		Region: c.Spec.Region, AZs: c.Spec.AvailabilityZones, ElasticIPs: c.Spec.ElasticIPs()}
 }
 
 // Hub is what the fleet-wide checks need to know of the hub (cluster-info).
@@ -239,6 +242,9 @@ type Hub struct {
 	Region    string // REGION: where the hub's VPC counts against the quotas
 	// ElasticIPs of the hub's NAT gateways (HUB_EGRESS_CIDRS).
 	ElasticIPs int
+	// ZoneIDs are the zones the hub looked up per spoke region
+	// (SPOKE_ZONE_IDS); nil when cluster-info does not say.
+	ZoneIDs map[string][]string
 }
 
 // HubOf is the hub as cluster-info describes it.
@@ -247,7 +253,33 @@ func HubOf(info clusterinfo.Values[string]) Hub {
 	if cidrs, err := clusterinfo.ParseCIDRs(info.HubEgressCIDRs); err == nil {
 		h.ElasticIPs = len(cidrs)
 	}
+	if zones, err := clusterinfo.ParseZoneIDs(info.SpokeZoneIDs); err == nil {
+		h.ZoneIDs = zones
+	}
 	return h
+}
+
+// checkZones: a spoke goes only where the hub looked up availability
+// zones (the composition places subnets by zone ID), and no wider than the
+// zones EKS accepts there.
+func checkZones(members []Member, hub Hub) []Violation {
+	if hub.ZoneIDs == nil {
+		return nil
+	}
+	var out []Violation
+	for _, m := range members {
+		ids, ok := hub.ZoneIDs[m.Region]
+		switch {
+		case !ok:
+			out = append(out, Violation{Family: FamilyPolicy, Rule: "region-zones", Cluster: m.Name, File: m.File, Field: "spec.region",
+				Message: fmt.Sprintf("%q: the hub looked up no availability zones there (cluster-info %s has %s); add the region to the hub stack's eks-fleet:spokeRegions and run pulumi up first",
+					m.Region, clusterinfo.SpokeZoneIDs, strings.Join(slices.Sorted(maps.Keys(hub.ZoneIDs)), ", "))})
+		case m.AZs > len(ids):
+			out = append(out, Violation{Family: FamilyAPI, Rule: "region-zones", Cluster: m.Name, File: m.File, Field: "spec.availabilityZones",
+				Message: fmt.Sprintf("%d: %s has %d zones EKS accepts for cluster subnets (%s); allowed: 2 to %d there", m.AZs, m.Region, len(ids), strings.Join(ids, ", "), len(ids))})
+		}
+	}
+	return out
 }
 
 // CheckFleet finds what only shows across clusters: names used twice, VPC
@@ -287,6 +319,7 @@ func (p *Policy) CheckFleet(members []Member, hub Hub) []Violation {
 		blocks = append(blocks, r)
 	}
 	out = append(out, p.checkQuotas(members, hub)...)
+	out = append(out, checkZones(members, hub)...)
 	for _, o := range cidralloc.FindOverlaps(blocks) {
 		a, b := o.A, o.B
 		m, ok := owners[b.Owner]

@@ -295,3 +295,44 @@ func TestCheckTransition(t *testing.T) {
 		t.Errorf("per-az -> single: %v", vs)
 	}
 }
+
+func TestCheckFleetZones(t *testing.T) {
+	p, _ := repoPolicy(t)
+	spoke := func(name, region string, azs int) Member {
+		c := &workloadcluster.Claim{Metadata: workloadcluster.Metadata{Name: name},
+			Spec: workloadcluster.Spec{Region: region, NATMode: "single", AvailabilityZones: azs, VPCCIDR: fmt.Sprintf("10.%d.0.0/16", 20+len(name))}}
+		return MemberOf(c, name+".yaml")
+	}
+	zones := map[string][]string{"eu-west-1": {"euw1-az1", "euw1-az2", "euw1-az3"}, "us-east-1": {"use1-az1", "use1-az2"}}
+	tests := map[string]struct {
+		reason  string
+		zones   map[string][]string
+		members []Member
+		want    []string // rule:cluster:field
+		say     string
+	}{
+		"regions the hub looked up": {reason: "zones for both", zones: zones,
+			members: []Member{spoke("a", "eu-west-1", 3), spoke("bb", "us-east-1", 2)}},
+		"a region the hub did not look up": {reason: "the stack's spokeRegions lacks it", zones: zones,
+			members: []Member{spoke("a", "us-west-2", 2)}, want: []string{"region-zones:a:spec.region"}, say: "eks-fleet:spokeRegions"},
+		"more zones than EKS accepts there": {reason: "us-east-1 has two usable zones here", zones: zones,
+			members: []Member{spoke("a", "us-east-1", 3)}, want: []string{"region-zones:a:spec.availabilityZones"}, say: "use1-az1, use1-az2"},
+		"cluster-info without zones": {reason: "an older hub: nothing to check against", zones: nil,
+			members: []Member{spoke("a", "us-west-2", 3)}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			hub := Hub{VPCCIDR: "10.0.0.0/16", AccountID: hubAccount, Region: "eu-west-1", ElasticIPs: 1, ZoneIDs: tc.zones}
+			var got []string
+			for _, v := range p.CheckFleet(tc.members, hub) {
+				got = append(got, v.Rule+":"+v.Cluster+":"+v.Field)
+				if !strings.Contains(v.Message, tc.say) {
+					t.Errorf("%q does not say %q (%s)", v.Message, tc.say, tc.reason)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("got %v, want %v (%s)", got, tc.want, tc.reason)
+			}
+		})
+	}
+}

@@ -312,48 +312,61 @@ func (h *Hub) Exited() error {
 // feature gates), the addresses moved to loopback ports, leader election
 // off and no event recorder (notification-controller is not run).
 func (h *Hub) startFlux(ctx context.Context) error {
-	dir := filepath.Join(h.Cluster.Dir, "flux")
+	procs, err := StartFlux(ctx, filepath.Join(h.Cluster.Dir, "flux"), h.Cluster.Kubeconfig, h.fluxObjects,
+		h.Internet.Env(h.Net.Prefix.String()), binaries.SourceController, binaries.KustomizeController, binaries.HelmController)
+	for name, p := range procs {
+		h.Flux[name] = p
+	}
+	return err
+}
+
+// StartFlux runs the given Flux controllers as processes under dir with
+// the cluster's admin kubeconfig, with the arguments of their Deployments
+// in the Flux installation fluxObjects (FluxInstallation) but addresses on
+// loopback and leader election off; env is added to theirs. It returns
+// what it started, also on error.
+func StartFlux(ctx context.Context, dir, kubeconfig string, fluxObjects []*unstructured.Unstructured, env []string, tools ...binaries.Tool) (map[string]*Proc, error) {
+	started := map[string]*Proc{}
 	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o755); err != nil {
-		return err
+		return started, err
 	}
-	port := func() string {
+	port := func() (string, error) {
 		p, err := freePort()
-		if err != nil {
-			panic(err)
-		}
-		return "127.0.0.1:" + strconv.Itoa(p)
+		return "127.0.0.1:" + strconv.Itoa(p), err
 	}
-	storage := port()
-	local := func(extra ...string) []string {
-		return append([]string{"--enable-leader-election=false", "--log-encoding=console",
-			"--metrics-addr", port(), "--health-addr", port()}, extra...)
-	}
-	procs := []struct {
-		tool binaries.Tool
-		args []string
-	}{
-		{binaries.SourceController, local("--storage-path", filepath.Join(dir, "storage"), "--storage-addr", storage, "--storage-adv-addr", storage)},
-		{binaries.KustomizeController, local()},
-		{binaries.HelmController, local()},
-	}
-	for _, p := range procs {
-		args, err := deploymentArgs(h.fluxObjects, p.tool.Name)
+	for _, tool := range tools {
+		metrics, err := port()
 		if err != nil {
-			return err
+			return started, err
 		}
-		bin, err := binaries.Build(ctx, p.tool)
+		health, err := port()
 		if err != nil {
-			return err
+			return started, err
 		}
-		proc := newProc(dir, p.tool.Name, bin, append(args, p.args...)...)
-		proc.Env = append([]string{"KUBECONFIG=" + h.Cluster.Kubeconfig, "RUNTIME_NAMESPACE=flux-system", "HOME=" + dir},
-			h.Internet.Env(h.Net.Prefix.String())...)
+		local := []string{"--enable-leader-election=false", "--log-encoding=console", "--metrics-addr", metrics, "--health-addr", health}
+		if tool.Name == binaries.SourceController.Name {
+			storage, err := port()
+			if err != nil {
+				return started, err
+			}
+			local = append(local, "--storage-path", filepath.Join(dir, "storage"), "--storage-addr", storage, "--storage-adv-addr", storage)
+		}
+		args, err := deploymentArgs(fluxObjects, tool.Name)
+		if err != nil {
+			return started, err
+		}
+		bin, err := binaries.Build(ctx, tool)
+		if err != nil {
+			return started, err
+		}
+		proc := newProc(dir, tool.Name, bin, append(args, local...)...)
+		proc.Env = append([]string{"KUBECONFIG=" + kubeconfig, "RUNTIME_NAMESPACE=flux-system", "HOME=" + dir}, env...)
 		if err := proc.Start(); err != nil {
-			return err
+			return started, err
 		}
-		h.Flux[p.tool.Name] = proc
+		started[tool.Name] = proc
 	}
-	return nil
+	return started, nil
 }
 
 // localFlags are the flags startFlux sets itself: addresses, storage,

@@ -99,9 +99,10 @@ type Mocks struct {
 	eips int
 }
 
-// New returns mocks for stack "test" in a region with three zones.
+// New returns mocks for stack "test" in a region with four zones (us-east-1
+// then still has three EKS accepts: its third is use1-az3).
 func New() *Mocks {
-	return &Mocks{Stack: Stack, CallerARN: "arn:aws:iam::" + AccountID + ":user/ci", AZs: []string{Region + "a", Region + "b", Region + "c"}, byURN: map[string]*Resource{}}
+	return &Mocks{Stack: Stack, CallerARN: "arn:aws:iam::" + AccountID + ":user/ci", AZs: []string{Region + "a", Region + "b", Region + "c", Region + "d"}, byURN: map[string]*Resource{}}
 }
 
 // Run runs program under the mocks with the given stack config (full keys).
@@ -240,20 +241,58 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		if m.ctx != nil {
 			region = config.Get(m.ctx, "aws:region")
 		}
+		// An explicit provider ("<urn>::<id>") answers for its own region.
+		if i := strings.LastIndex(args.Provider, "::"); i > 0 {
+			if p, ok := m.byURN[args.Provider[:i]]; ok {
+				region = str(p.Inputs, "region")
+			}
+		}
 		m.mu.Unlock()
-		for i, az := range m.AZs {
-			if region != "" {
-				az = region + strings.TrimPrefix(az, Region)
-			}
-			names[i] = az
-			ids[i] = fmt.Sprintf("euw1-az%d", i+1)
-			if i < len(m.AZIDs) {
-				ids[i] = m.AZIDs[i]
-			}
+		zoneNames, zoneIDs := m.Zones(region)
+		for i := range zoneNames {
+			names[i], ids[i] = zoneNames[i], zoneIDs[i]
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{"names": names, "zoneIds": ids, "id": Region}), nil
 	}
 	return nil, fmt.Errorf("mocks: unexpected invoke %s", args.Token)
+}
+
+// Zones are the zone names and IDs getAvailabilityZones answers for region
+// (the stack's when empty): AZs written for the region, and AZIDs or
+// <region prefix>-az<n>.
+func (m *Mocks) Zones(region string) (names, ids []string) {
+	for i, az := range m.AZs {
+		if region != "" {
+			az = region + strings.TrimPrefix(az, Region)
+		}
+		names = append(names, az)
+		id := fmt.Sprintf("%s-az%d", zoneIDPrefix(region), i+1)
+		if i < len(m.AZIDs) {
+			id = m.AZIDs[i]
+		}
+		ids = append(ids, id)
+	}
+	return names, ids
+}
+
+// zoneIDPrefix is AWS's zone ID prefix of a region: eu-west-1 -> euw1,
+// us-east-1 -> use1, ap-southeast-2 -> apse2 (the mocks' own stack region
+// gives euw1).
+func zoneIDPrefix(region string) string {
+	if region == "" {
+		region = Region
+	}
+	parts := strings.Split(region, "-")
+	if len(parts) < 3 {
+		return region
+	}
+	dir := map[string]string{"north": "n", "south": "s", "east": "e", "west": "w", "central": "c",
+		"northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw"}
+	d, ok := dir[parts[1]]
+	if !ok {
+		d = parts[1]
+	}
+	return parts[0] + d + parts[len(parts)-1]
 }
 
 // NewResource answers registrations.

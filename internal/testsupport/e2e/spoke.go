@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+
+	"golang.org/x/crypto/ssh"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+)
+
+// SpokeOptions configures StartSpoke.
+type SpokeOptions struct {
+	// Dir holds everything the spoke writes.
+	Dir string
+	// RepoRoot is the repository whose manifests/ the Git server serves.
+	RepoRoot string
+	// Network names the pod network, Prefix its addresses (distinct per
+	// running suite).
+	Network string
+	Prefix  netip.Prefix
+	// Edit changes the served tree before its first commit.
+	Edit func(work string) error
+	// Instance is the spoke's FluxInstance as the tree builds it.
+	Instance *unstructured.Unstructured
+}
+
+// Spoke is a cluster running its own Flux as a spoke does once the hub's
+// bootstrap is done: the Flux the FluxInstance installs (CRDs, and the
+// source- and kustomize-controller as processes with their Deployments'
+// arguments) and the GitRepository flux-system reading the repository from
+// a Git server with a deploy key. What the hub's other bootstrap steps put
+// on a spoke the caller applies (e.g. the objects the tree builds for
+// them); nothing of the hub runs.
+type Spoke struct {
+	Net     *Network
+	Cluster *Cluster
+	Git     *GitServer
+	Repo    *Repo
+	Flux    map[string]*Proc
+}
+
+// Stop stops every process and removes the network.
+func (s *Spoke) Stop() {
+	for _, p := range s.Flux {
+		p.Stop(0)
+	}
+	if s.Cluster != nil {
+		s.Cluster.Stop()
+	}
+	if s.Git != nil {
+		s.Git.Close()
+	}
+	if s.Net != nil {
+		s.Net.Close()
+	}
+}
+
+// StartSpoke brings the spoke up and returns once its controllers run.
+func StartSpoke(ctx context.Context, opts SpokeOptions) (s *Spoke, err error) {
+	s = &Spoke{Flux: map[string]*Proc{}}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	if opts.Instance == nil {
+		return s, fmt.Errorf("spoke: no FluxInstance")
+	}
+	if s.Net, err = NewNetwork(opts.Network, opts.Prefix); err != nil {
+		return s, err
+	}
+	a := opts.Prefix.Masked().Addr().As4()
+	a[2] += 16
+	a[3] = 1
+	if s.Cluster, err = StartCluster(ctx, opts.Dir, "spoke", ClusterOptions{Network: s.Net, PodCIDR: netip.PrefixFrom(netip.AddrFrom4(a), 20).String()}); err != nil {
+		return s, err
+	}
+	if s.Git, err = NewGitServer(filepath.Join(opts.Dir, "git"), s.Net.HostIP.String()); err != nil {
+		return s, err
+	}
+	if s.Repo, err = s.Git.InitRepo(RepoName, "main", func(work string) error {
+		if err := copyDir(filepath.Join(opts.RepoRoot, "manifests"), filepath.Join(work, "manifests")); err != nil {
+			return err
+		}
+		if opts.Edit != nil {
+			return opts.Edit(work)
+		}
+		return nil
+	}); err != nil {
+		return s, err
+	}
+	flux, err := FluxInstallation(ctx, opts.Instance)
+	if err != nil {
+		return s, err
+	}
+	var crds []*unstructured.Unstructured
+	for _, o := range flux {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		}
+	}
+	identity, authorized, err := deployKey()
+	if err != nil {
+		return s, err
+	}
+	if err := s.Git.Authorize(authorized); err != nil {
+		return s, err
+	}
+	source, err := DecodeYAML(fmt.Appendf(nil, `apiVersion: v1
+kind: Namespace
+metadata: {name: flux-system}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: flux-system, namespace: flux-system}
+stringData:
+  identity: %q
+  known_hosts: %q
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  interval: 1m
+  url: %s
+  ref: {branch: main}
+  secretRef: {name: flux-system}
+`, identity, s.Git.KnownHosts+"\n", s.Git.URL(RepoName)))
+	if err != nil {
+		return s, err
+	}
+	if err := s.Cluster.Apply(ctx, "spoke", append(crds, source...)...); err != nil {
+		return s, err
+	}
+	s.Flux, err = StartFlux(ctx, filepath.Join(s.Cluster.Dir, "flux"), s.Cluster.Kubeconfig, flux, nil,
+		binaries.SourceController, binaries.KustomizeController)
+	return s, err
+}
+
+// deployKey makes an ed25519 key pair: the private key as Flux's SSH
+// secret holds it (OpenSSH PEM) and the public key in authorized_keys form.
+func deployKey() (identity, authorized string, err error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		return "", "", err
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return "", "", err
+	}
+	return string(pem.EncodeToMemory(block)), string(ssh.MarshalAuthorizedKey(sp)), nil
+}
