@@ -39,6 +39,8 @@ type composed struct {
 	syncedMsg       string
 	externalName    string
 	managedByAWSFam bool
+	// exists: the object was read; deleting: it has a deletion timestamp.
+	exists, deleting bool
 }
 
 // composedResources reads the claim's composite and every resource it
@@ -84,6 +86,7 @@ func composedResources(ctx context.Context, h *e2e.Hub) (claim *unstructured.Uns
 		ns, _ := m["namespace"].(string)
 		o, err := h.Cluster.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, c.name, metav1.GetOptions{})
 		if err == nil {
+			c.exists, c.deleting = true, o.GetDeletionTimestamp() != nil
 			c.synced, _, c.syncedMsg = condition(o, "Synced")
 			c.ready, _, _ = condition(o, "Ready")
 			c.externalName = o.GetAnnotations()["crossplane.io/external-name"]
@@ -159,8 +162,10 @@ func claimComposed(ctx context.Context, h *e2e.Hub, timeout time.Duration) error
 // external name a resource the account holds; then natMode single ->
 // per-az reroutes every private subnet through the NAT gateway of its own
 // zone, Crossplane's webhook refuses to delete a resource a Usage holds,
-// and a change of the node group's instance types is refused visibly on
-// the claim.
+// the observed cluster losing its issuer deletes nothing, AWS errors on a
+// node group update are retried and, when they persist, shown on the
+// claim, and a change of the node group's instance types is refused
+// visibly on the claim.
 func claimComposes(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
 	start := time.Now()
@@ -204,6 +209,9 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 	})
 
 	t.Run("a used resource is not deleted", func(t *testing.T) { usageProtects(t, h) })
+
+	t.Run("the observed cluster losing its status deletes nothing", func(t *testing.T) { statusLoss(t, h) })
+	t.Run("AWS failing a call transiently, then for good", func(t *testing.T) { awsFaults(t, h) })
 
 	t.Run("instanceTypes change refused on the claim", func(t *testing.T) {
 		start := time.Now()
@@ -269,20 +277,7 @@ func commit(t *testing.T, h *e2e.Hub, old, new, message string) {
 	if err := h.Repo.Commit(message); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().Format(time.RFC3339Nano)
-	for _, o := range []struct {
-		gvr  schema.GroupVersionResource
-		name string
-	}{
-		{schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}, "flux-system"},
-		{kustomizations, "workload-clusters"},
-	} {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, now)
-		if _, err := h.Cluster.Dynamic.Resource(o.gvr).Namespace("flux-system").Patch(context.Background(), o.name,
-			"application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	requestReconcile(t, h)
 }
 
 // privateRoutesPerZone checks, in the account, that every private subnet's
@@ -322,4 +317,169 @@ func privateRoutesPerZone(acct *aws.Ledger) (bool, string) {
 		}
 	}
 	return ok && private > 1, b.String()
+}
+
+// statusLoss (N9): the EKS cluster's provider is down and the cluster's
+// observed status loses its OIDC issuer; the composite reconciles (the
+// status change wakes it) with the issuer missing. Nothing composed is
+// deleted, in Kubernetes or in the account, and once the provider is back
+// the issuer returns.
+func statusLoss(t *testing.T, h *e2e.Hub) {
+	ctx := context.Background()
+	const kind = "eks.aws.upbound.io/Cluster"
+	_, before, err := composedResources(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, oidc := len(h.Account.Find("Role", nil)), len(h.Account.Find("OpenIDConnectProvider", nil))
+	var cluster *composed
+	for i := range before {
+		if before[i].ref.Group+"/"+before[i].ref.Kind == kind {
+			cluster = &before[i]
+		}
+	}
+	if cluster == nil {
+		t.Fatal("no composed EKS Cluster")
+	}
+	gvr, err := resourceFor(h, cluster.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.AWS.Hold(kind, true)
+	defer h.AWS.Hold(kind, false)
+	u, err := h.Cluster.Dynamic.Resource(gvr).Get(ctx, cluster.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unstructured.RemoveNestedField(u.Object, "status", "atProvider", "identity")
+	if _, err := h.Cluster.Dynamic.Resource(gvr).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The composite reconciles on its composed resources' changes; give it
+	// several passes with the issuer gone.
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		_, now, err := composedResources(ctx, h)
+		if err != nil {
+			continue
+		}
+		if lost := lostResources(before, now); len(lost) > 0 {
+			t.Fatalf("with the issuer missing from the cluster's status, composed resources went: %v", lost)
+		}
+		if r, o := len(h.Account.Find("Role", nil)), len(h.Account.Find("OpenIDConnectProvider", nil)); r != roles || o != oidc {
+			t.Fatalf("with the issuer missing, the account went from %d roles and %d OIDC providers to %d and %d", roles, oidc, r, o)
+		}
+		time.Sleep(3 * time.Second)
+	}
+	h.AWS.Hold(kind, false)
+	if err := e2e.Poll(ctx, 2*time.Minute, func() (bool, error) {
+		u, err := h.Cluster.Dynamic.Resource(gvr).Get(ctx, cluster.name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		_, ok, _ := unstructured.NestedSlice(u.Object, "status", "atProvider", "identity")
+		return ok, nil
+	}); err != nil {
+		t.Fatalf("the cluster's issuer never came back: %v", err)
+	}
+}
+
+// lostResources lists what before composed that now lacks or is deleting.
+func lostResources(before, now []composed) []string {
+	have := map[string]bool{}
+	for _, c := range now {
+		if c.exists && !c.deleting {
+			have[c.ref.Kind+"/"+c.name] = true
+		}
+	}
+	var out []string
+	for _, c := range before {
+		if !have[c.ref.Kind+"/"+c.name] {
+			out = append(out, c.ref.Kind+"/"+c.name)
+		}
+	}
+	return out
+}
+
+// awsFaults: AWS refuses a node group update twice (a transient error)
+// and the change lands on a later reconcile; then it refuses every call
+// and the claim says so, naming the node group and AWS's error, until the
+// fault clears and the change lands.
+func awsFaults(t *testing.T, h *e2e.Hub) {
+	ctx := context.Background()
+	const kind = "eks.aws.upbound.io/NodeGroup"
+	maxSize := func() string {
+		for _, ng := range h.Account.Find("NodeGroup", nil) {
+			if sc, ok := ng.Attrs["scalingConfig"].(map[string]any); ok {
+				return fmt.Sprint(sc["maxSize"])
+			}
+		}
+		return ""
+	}
+	synced := func() (string, string) {
+		claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+		if err != nil {
+			return "", err.Error()
+		}
+		st, _, msg := condition(claim, compose.ResourcesSyncedCondition)
+		return st, msg
+	}
+
+	start := time.Now()
+	h.AWS.Fail(kind, 2, "operation error EKS: UpdateNodegroupConfig, https response error StatusCode: 503, api error ServiceUnavailableException: Service Unavailable")
+	commit(t, h, "    max: 5\n", "    max: 6\n", "apps-staging: up to 6 nodes")
+	if err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) { return maxSize() == "6", nil }); err != nil {
+		t.Fatalf("after a transient AWS error the node group's max is %s, want 6", maxSize())
+	}
+	if n := h.AWS.Pending(kind); n != 0 {
+		t.Errorf("the change landed with %d injected failures left: the fault was never hit", n)
+	}
+	t.Logf("commit to the change landing through two AWS errors: %s", time.Since(start).Round(time.Second))
+	start = time.Now()
+
+	const denied = "api error AccessDeniedException: User is not authorized to perform: eks:UpdateNodegroupConfig"
+	h.AWS.Fail(kind, -1, "operation error EKS: UpdateNodegroupConfig, https response error StatusCode: 403, "+denied)
+	commit(t, h, "    max: 6\n", "    max: 7\n", "apps-staging: up to 7 nodes")
+	var msg string
+	err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+		var st string
+		st, msg = synced()
+		return st == "False" && strings.Contains(msg, "node-group (NodeGroup apps-staging-nodes)") && strings.Contains(msg, denied), nil
+	})
+	h.AWS.Fail(kind, 0, "")
+	if err != nil {
+		t.Fatalf("AWS refusing every call is not on the claim (%s: %s)", compose.ResourcesSyncedCondition, msg)
+	}
+	if got := maxSize(); got != "6" {
+		t.Errorf("refused by AWS, the node group's max is %s, want 6", got)
+	}
+	t.Logf("commit to AWS's refusal on the claim: %s", time.Since(start).Round(time.Second))
+	start = time.Now()
+	// The change lands once AWS takes it again; the claim's condition
+	// follows at the composite's next reconcile.
+	if err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) { return maxSize() == "7", nil }); err != nil {
+		st, msg := synced()
+		t.Fatalf("after the fault cleared: max %s, %s=%s %s", maxSize(), compose.ResourcesSyncedCondition, st, msg)
+	}
+	t.Logf("fault cleared to the change landing: %s", time.Since(start).Round(time.Second))
+}
+
+// requestReconcile asks the hub's Flux to fetch the repository and apply
+// workload-clusters now.
+func requestReconcile(t *testing.T, h *e2e.Hub) {
+	t.Helper()
+	now := time.Now().Format(time.RFC3339Nano)
+	for _, o := range []struct {
+		gvr  schema.GroupVersionResource
+		name string
+	}{
+		{schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}, "flux-system"},
+		{kustomizations, "workload-clusters"},
+	} {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, now)
+		if _, err := h.Cluster.Dynamic.Resource(o.gvr).Namespace("flux-system").Patch(context.Background(), o.name,
+			"application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 )
@@ -93,10 +94,29 @@ func kustomizationStates(ctx context.Context, h *e2e.Hub) (map[string]*unstructu
 	return out, strings.Join(lines, "\n"), nil
 }
 
-// hubKustomizations are the hub's Kustomizations (clusters/mgmt), every
-// one of which must become Ready on the real controllers.
-var hubKustomizations = []string{"sources", "crossplane", "external-secrets", "secret-store", "sealed-secrets",
-	"crossplane-packages", "crossplane-config", "platform-apis", "workload-clusters"}
+// hubKustomizations are the hub's Kustomizations, as the tree's
+// clusters/mgmt builds them (kustomize), every one of which must become
+// Ready on the real controllers.
+func hubKustomizations() ([]string, error) {
+	dir, err := filepath.Abs("../../manifests/gitops-system/clusters/mgmt")
+	if err != nil {
+		return nil, err
+	}
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("build clusters/mgmt: %w", err)
+	}
+	var out []string
+	for _, r := range rm.Resources() {
+		if r.GetKind() == "Kustomization" && r.GetApiVersion() == "kustomize.toolkit.fluxcd.io/v1" {
+			out = append(out, r.GetName())
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("clusters/mgmt builds no Flux Kustomization")
+	}
+	return out, nil
+}
 
 // hubPackages are the packages the tree installs on the hub: a Provider
 // per service e2e.HubServices serves (the family package comes as a
@@ -120,10 +140,14 @@ func hubPackages() []string {
 // none became Ready before what its dependsOn names. The error names each
 // Kustomization that is not Ready with its reason and message.
 func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
+	names, err := hubKustomizations()
+	if err != nil {
+		return err
+	}
 	readyAt := map[string]time.Time{}
 	var ks map[string]*unstructured.Unstructured
 	var missing []string
-	err := e2e.Poll(ctx, timeout, func() (bool, error) {
+	err = e2e.Poll(ctx, timeout, func() (bool, error) {
 		if err := h.Exited(); err != nil {
 			return false, err
 		}
@@ -139,7 +163,7 @@ func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 			}
 		}
 		missing = nil
-		for _, name := range hubKustomizations {
+		for _, name := range names {
 			if ks["flux-system/"+name] == nil {
 				missing = append(missing, "flux-system/"+name+" does not exist")
 			}
@@ -215,51 +239,6 @@ func TestHubSyncsTheTree(t *testing.T) {
 	}
 	t.Logf("hub synced after %s", time.Since(start))
 	t.Run("claim composes", func(t *testing.T) { claimComposes(t, h) })
-}
-
-// TestHubStallsOnDuplicateHealthChecks plants two health checks for one
-// GroupKind in a hub Kustomization: the real kustomize-controller must
-// refuse it (Stalled, InvalidCELExpression) before applying anything, as
-// `fleet validate` says it would.
-func TestHubStallsOnDuplicateHealthChecks(t *testing.T) {
-	ctx := context.Background()
-	const file = "manifests/gitops-system/clusters/mgmt/crossplane-packages.yaml"
-	const check = "    - apiVersion: pkg.crossplane.io/v1\n      kind: Provider\n"
-	h := startHub(t, "e2estall", "10.202.0.0/16", func(work string) error {
-		p := filepath.Join(work, file)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(string(b), check) {
-			return fmt.Errorf("%s has no %q", file, check)
-		}
-		dup := check + "      current: status.conditions.exists(c, c.type == 'Healthy')\n" + check
-		return os.WriteFile(p, []byte(strings.Replace(string(b), check, dup, 1)), 0o644)
-	})
-	var msg string
-	err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
-		if err := h.Exited(); err != nil {
-			return false, err
-		}
-		ks, _, err := kustomizationStates(ctx, h)
-		if err != nil {
-			return false, nil
-		}
-		o := ks["flux-system/crossplane-packages"]
-		if o == nil {
-			return false, nil
-		}
-		st, reason, m := condition(o, "Stalled")
-		msg = reason + ": " + m
-		return st == "True", nil
-	})
-	if err != nil {
-		t.Fatalf("crossplane-packages not Stalled: %v (last: %s)", err, msg)
-	}
-	if !strings.Contains(msg, "InvalidCELExpression") || !strings.Contains(msg, "duplicate custom health check for GroupKind Provider.pkg.crossplane.io") {
-		t.Errorf("Stalled for another reason: %s", msg)
-	}
 }
 
 // installedPackages are the Crossplane packages (Kind/name) whose

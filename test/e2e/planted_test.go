@@ -28,11 +28,21 @@ var planted = []struct {
 	{"a dependsOn cycle", []string{"flux-system/planted-cycle-a", "dependency 'flux-system/planted-cycle-b' is not ready",
 		"flux-system/planted-cycle-b", "dependency 'flux-system/planted-cycle-a' is not ready"}, false},
 	{"a wrong substitution variable", []string{"flux-system/planted-variable", "AWS_REGON"}, false},
+	// kustomize-controller stalls it before applying anything; fleet
+	// validate builds the same status reader.
+	{"two health checks for one GroupKind", []string{"flux-system/planted-health-checks", "InvalidCELExpression",
+		"duplicate custom health check for GroupKind Provider.pkg.crossplane.io"}, false},
 }
+
+// duplicateHealthChecks are two healthCheckExprs for one GroupKind.
+const duplicateHealthChecks = "  healthCheckExprs:\n" +
+	"    - apiVersion: pkg.crossplane.io/v1\n      kind: Provider\n      current: status.conditions.exists(c, c.type == 'Healthy')\n" +
+	"    - apiVersion: pkg.crossplane.io/v1\n      kind: Provider\n      current: status.conditions.exists(c, c.type == 'Installed')\n"
 
 // plantErrors edits the work tree: the cloudwatchlogs provider removed
 // from the hub's packages, two Kustomizations that depend on each other,
-// and one whose file names a variable cluster-info does not have.
+// one whose file names a variable cluster-info does not have, and one with
+// two health checks for one GroupKind.
 func plantErrors(work string) error {
 	providers := filepath.Join(work, "manifests/gitops-system/infrastructure/crossplane-packages/providers.yaml")
 	b, err := os.ReadFile(providers)
@@ -51,16 +61,20 @@ func plantErrors(work string) error {
 	if err := os.WriteFile(providers, []byte(strings.Join(kept, "\n---\n")), 0o644); err != nil {
 		return err
 	}
-	dir := filepath.Join(work, "manifests/planted")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	for _, dir := range []string{"manifests/planted", "manifests/planted-empty"} {
+		if err := os.MkdirAll(filepath.Join(work, dir), 0o755); err != nil {
+			return err
+		}
 	}
 	files := map[string]string{
 		"manifests/planted/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - configmap.yaml\n",
 		"manifests/planted/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planted\n  namespace: flux-system\n" +
 			"data:\n  region: ${AWS_REGON}\n",
 		"manifests/gitops-system/clusters/mgmt/planted.yaml": plantedKustomization("planted-cycle-a", "planted-cycle-b") +
-			"---\n" + plantedKustomization("planted-cycle-b", "planted-cycle-a") + "---\n" + plantedKustomization("planted-variable", ""),
+			"---\n" + plantedKustomization("planted-cycle-b", "planted-cycle-a") + "---\n" + plantedKustomization("planted-variable", "") +
+			"---\n" + strings.Replace(plantedKustomization("planted-health-checks", ""), "./manifests/planted\n", "./manifests/planted-empty\n", 1) +
+			duplicateHealthChecks,
+		"manifests/planted-empty/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n",
 	}
 	for rel, content := range files {
 		if err := os.WriteFile(filepath.Join(work, rel), []byte(content), 0o644); err != nil {

@@ -313,15 +313,34 @@ func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) err
 	return p.Client.Update(ctx, u)
 }
 
-// usersOf lists the resources whose arguments name r's ID.
+// usersOf lists the resources that keep AWS from deleting r: for an EKS
+// cluster its node groups (DeleteCluster: ResourceInUseException while node
+// groups or Fargate profiles exist; access entries go with the cluster),
+// for the rest the resources whose arguments name r's ID. Tags are labels,
+// not uses: a resource tagged with a cluster's name does not hold it.
 func (l *Ledger) usersOf(r *Resource) []string {
 	var out []string
 	for _, o := range l.All() {
 		if o.Kind == r.Kind && o.ID == r.ID {
 			continue
 		}
-		if mentions(o.Attrs, r.ID) || (r.Type == "aws_eks_cluster" && o.Attrs["clusterName"] == r.Name) {
+		uses := mentions(withoutTags(o.Attrs), r.ID)
+		if r.Type == "aws_eks_cluster" {
+			uses = o.Type == "aws_eks_node_group" && o.Attrs["clusterName"] == r.Name
+		}
+		if uses {
 			out = append(out, o.Kind+"/"+o.ID)
+		}
+	}
+	return out
+}
+
+// withoutTags is attrs without the tag arguments.
+func withoutTags(attrs map[string]any) map[string]any {
+	out := make(map[string]any, len(attrs))
+	for k, v := range attrs {
+		if k != "tags" && k != "tagsAll" && k != "tagSpecifications" {
+			out[k] = v
 		}
 	}
 	return out

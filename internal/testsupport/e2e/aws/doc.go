@@ -44,6 +44,12 @@
 //     subnet with a NAT gateway or associations), and a launch template's
 //     versions (each update is a new version, which the template makes its
 //     default when asked to; EC2 CreateLaunchTemplateVersion).
+//   - faults the suite injects (Provider.Fail): an AWS error on a create or
+//     update is reported as crossplane-runtime reports a failed external
+//     call, the managed resource Synced False with "create failed: <error>"
+//     or "update failed: <error>" (reconciler.go:66-67) and the call tried
+//     again on the next reconcile; Provider.Hold stops reconciling a kind,
+//     as when its provider's pod is down.
 //
 // Endpoints serves STS and Secrets Manager (see its doc).
 //

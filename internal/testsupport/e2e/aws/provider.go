@@ -27,8 +27,9 @@ const (
 	finalizer = "finalizer.managedresource.crossplane.io"
 	// errResolveReferences wraps a failed resolution (api.go:54, 249).
 	errResolveReferences = "cannot resolve references"
-	// errReconcileUpdate and errReconcileDelete wrap a failed external
-	// update and delete (reconciler.go:67, 1544).
+	// errReconcileCreate, errReconcileUpdate and errReconcileDelete wrap a
+	// failed external create, update and delete (reconciler.go:66, 67, 1544).
+	errReconcileCreate = "create failed"
 	errReconcileUpdate = "update failed"
 	errReconcileDelete = "delete failed"
 	// errRefuseForceNew is upjet's refusal of an update Terraform would
@@ -59,6 +60,81 @@ type Provider struct {
 	pkgs   map[string]*Package
 	naming map[string]Naming
 	errs   []string
+	// faults fail the next calls that would change a kind in AWS; held
+	// kinds are not reconciled at all (a provider stopped or restarting).
+	faults map[string]*fault
+	held   map[string]bool
+}
+
+// fault is an injected AWS error: times calls fail with msg (times < 0:
+// every call until cleared).
+type fault struct {
+	times int
+	msg   string
+}
+
+// Fail makes the next times calls that would create or change a resource
+// of kind ("<group>/<Kind>", e.g. eks.aws.upbound.io/NodeGroup) fail with
+// the AWS error msg, as the provider reports a failed external call: the
+// managed resource's Synced condition False with the error, the change
+// retried on the next reconcile. times < 0 fails every call until
+// Fail(kind, 0, "").
+func (p *Provider) Fail(kind string, times int, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.faults == nil {
+		p.faults = map[string]*fault{}
+	}
+	if times == 0 {
+		delete(p.faults, kind)
+		return
+	}
+	p.faults[kind] = &fault{times: times, msg: msg}
+}
+
+// Hold stops (hold true) or resumes reconciling kind, as when its
+// provider's pod is down: nothing of that kind is observed or changed.
+func (p *Provider) Hold(kind string, hold bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held == nil {
+		p.held = map[string]bool{}
+	}
+	p.held[kind] = hold
+}
+
+// failing returns the injected error for a call on kind, if any, and
+// counts it.
+func (p *Provider) failing(kind string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.faults[kind]
+	if f == nil {
+		return nil
+	}
+	if f.times > 0 {
+		f.times--
+		if f.times == 0 {
+			delete(p.faults, kind)
+		}
+	}
+	return fmt.Errorf("%s", f.msg)
+}
+
+// Pending is how many injected failures of kind are left (-1: every call).
+func (p *Provider) Pending(kind string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f := p.faults[kind]; f != nil {
+		return f.times
+	}
+	return 0
+}
+
+func (p *Provider) isHeld(kind string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held[kind]
 }
 
 // kindInfo is one served managed kind.
@@ -197,6 +273,9 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 	u = &mg.Unstructured
 	before := u.DeepCopy()
 	kindKey := k.gvk.Group + "/" + k.gvk.Kind
+	if p.isHeld(kindKey) {
+		return nil
+	}
 
 	if meta.WasDeleted(u) {
 		return p.delete(ctx, kindKey, tf, mg)
@@ -231,6 +310,10 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 		r = p.Ledger.get(kindKey, id)
 	}
 	if r == nil {
+		if err := p.failing(kindKey); err != nil {
+			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileCreate, err)))
+			return p.writeStatus(ctx, before, u)
+		}
 		r = p.create(kindKey, tf, u.GetName(), name, args)
 		if meta.GetExternalName(u) != r.Name {
 			meta.SetExternalName(u, r.Name)
@@ -247,6 +330,11 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 	} else if diff := changed(r.Attrs, args); len(diff) > 0 {
 		if refused := p.immutable(tf, diff, r.Attrs, args); refused != "" {
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s: %s", errReconcileUpdate, errRefuseForceNew, refused)))
+			p.setAtProvider(u, r)
+			return p.writeStatus(ctx, before, u)
+		}
+		if err := p.failing(kindKey); err != nil {
+			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileUpdate, err)))
 			p.setAtProvider(u, r)
 			return p.writeStatus(ctx, before, u)
 		}
