@@ -519,7 +519,7 @@ func AdoptLogGroup(name string) pulumi.ResourceOption { return pulumi.Import(pul
 // children: the version before stable access-entry keys named an admin's
 // entry by list position (admin-<i>); pulumi-eks v2.8.1 names the entry
 // <component>-<key> and its policy association <component>-<key>-<policy>
-// (nodejs/eks/authenticationMode.ts createAccessEntries). Each entry and
+// (its nodejs createAccessEntries). Each entry and
 // association named by AccessEntryKey gets the alias of its position in
 // admins, so a hub deployed by that version renames them instead of
 // creating a second entry for the same principal (EKS: 409) before deleting
@@ -551,7 +551,7 @@ func LegacyAccessEntryAliases(component string, admins []string) pulumi.Resource
 }
 
 // TagOIDCProvider is a transform for the pulumi-eks Cluster's children: the
-// OIDC provider it creates (without tags, nodejs/eks/cluster/cluster.ts
+// OIDC provider it creates (without tags, pulumi-eks v2.8.1 nodejs cluster
 // "Create the OIDC provider for the cluster") is tagged
 // eksfleet.io/cluster=<hub>, with the stack's tags. The hub's Crossplane may
 // write only providers tagged as one of the hub's spokes (<hub>-*) and may
