@@ -16,7 +16,7 @@ const (
 	MinVPCPrefix = 16
 	MaxVPCPrefix = 18
 	// MaxAZs is the XRD's maximum of spec.availabilityZones.
-	MaxAZs = 3
+	MaxAZs = workloadcluster.MaxAvailabilityZones
 )
 
 // AZSuffixes are the zone letters in use order: <region>a, b, c.
@@ -45,8 +45,8 @@ func PlanSubnets(vpcCIDR string, azs int) (Subnets, error) {
 	if vpc.Masked() != vpc {
 		return Subnets{}, fmt.Errorf("spec.vpcCidr %q: host bits set (network address is %s)", vpcCIDR, vpc.Masked())
 	}
-	if azs < 2 || azs > MaxAZs {
-		return Subnets{}, fmt.Errorf("spec.availabilityZones %d: must be 2 or 3", azs)
+	if azs < workloadcluster.MinAvailabilityZones || azs > MaxAZs {
+		return Subnets{}, fmt.Errorf("spec.availabilityZones %d: must be %d or %d", azs, workloadcluster.MinAvailabilityZones, MaxAZs)
 	}
 	base := vpc.Addr().As4()
 	start := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])

@@ -71,7 +71,8 @@ or --stack), the same keys the hub's own Flux trusts.`,
 	fl.StringVar(&f.region, "region", "", "AWS region (default: the policy's first region)")
 	fl.StringVar(&f.version, "version", "", "Kubernetes version (default: "+versions.DefaultKubernetes+" if the policy allows it)")
 	fl.StringVar(&f.cidr, "cidr", "", "VPC CIDR block, e.g. 10.42.0.0/16 (default: a free block from the policy's pools)")
-	fl.IntVar(&f.azs, "azs", 3, "number of availability zones (2 or 3)")
+	fl.IntVar(&f.azs, "azs", workloadcluster.MaxAvailabilityZones,
+		fmt.Sprintf("number of availability zones (%d or %d)", workloadcluster.MinAvailabilityZones, workloadcluster.MaxAvailabilityZones))
 	fl.StringVar(&f.nat, "nat", workloadcluster.NATSingle, "NAT gateways: single (one, cheaper) or per-az (one per AZ, no cross-AZ dependency)")
 	fl.StringVar(&f.nodes, "nodes", "2:2:4", "node group size MIN:DESIRED:MAX")
 	fl.StringSliceVar(&f.instanceTypes, "instance-types", nil, "node instance types, comma-separated (default: the policy's first)")

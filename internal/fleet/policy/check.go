@@ -144,8 +144,9 @@ func (p *Policy) CheckClaim(c *workloadcluster.Claim) []Violation {
 			add(FamilyPolicy, "cidr", "spec.vpcCidr", "%q is outside the fleet's pools %s", s.VPCCIDR, strings.Join(p.CIDR.Pools, ", "))
 		}
 	}
-	if s.AvailabilityZones < 2 || s.AvailabilityZones > 3 {
-		add(FamilyAPI, "azs", "spec.availabilityZones", "%d: allowed 2 or 3 (EKS needs subnets in at least two AZs)", s.AvailabilityZones)
+	if s.AvailabilityZones < workloadcluster.MinAvailabilityZones || s.AvailabilityZones > workloadcluster.MaxAvailabilityZones {
+		add(FamilyAPI, "azs", "spec.availabilityZones", "%d: allowed %d or %d (EKS needs subnets in at least two AZs)",
+			s.AvailabilityZones, workloadcluster.MinAvailabilityZones, workloadcluster.MaxAvailabilityZones)
 	}
 	if s.NATMode != workloadcluster.NATSingle && s.NATMode != workloadcluster.NATPerAZ {
 		add(FamilyAPI, "nat", "spec.natMode", "%q: allowed %s, %s", s.NATMode, workloadcluster.NATSingle, workloadcluster.NATPerAZ)
