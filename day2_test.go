@@ -11,6 +11,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/components/managementcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 	"github.com/gitops-fleet/eks-fleet/stacks"
@@ -463,6 +464,32 @@ func (r *recorder) Errorf(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, args...))
 }
 
+// clusterInfoAfter checks a program run's error against wantErr (each a
+// part of the message) and, when it ran, returns cluster-info's value of
+// key; ok is false when the run was meant to fail.
+func clusterInfoAfter(t *testing.T, m *mocks.Mocks, err error, key string, wantErr []string, reason string) (value string, ok bool) {
+	t.Helper()
+	if wantErr != nil {
+		if err == nil {
+			t.Fatalf("no error (%s)", reason)
+		}
+		for _, w := range wantErr {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not say %q (%s)", err, w, reason)
+			}
+		}
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := m.ByType("kubernetes:core/v1:ConfigMap")
+	if len(cms) != 1 {
+		t.Fatalf("%d ConfigMaps", len(cms))
+	}
+	return cms[0].Inputs["data"].ObjectValue()[resource.PropertyKey(key)].StringValue(), true
+}
+
 // TestSpokeZoneIDs (NM3): the program writes each spoke region's zone IDs
 // to cluster-info, read with an AWS provider for that region, skipping
 // Local/Wavelength Zones and the IDs EKS refuses; a region without two
@@ -532,26 +559,66 @@ func TestSpokeZoneIDs(t *testing.T) {
 					m.AZs, m.AZIDs = tc.azs, tc.ids
 				}
 			})
-			if tc.wantErr != nil {
-				if err == nil {
-					t.Fatalf("no error (%s)", tc.reason)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not say %q (%s)", err, w, tc.reason)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			cms := m.ByType("kubernetes:core/v1:ConfigMap")
-			if len(cms) != 1 {
-				t.Fatalf("%d ConfigMaps", len(cms))
-			}
-			if got := cms[0].Inputs["data"].ObjectValue()[clusterinfo.SpokeZoneIDs].StringValue(); got != tc.want {
+			got, ok := clusterInfoAfter(t, m, err, clusterinfo.SpokeZoneIDs, tc.wantErr, tc.reason)
+			if ok && got != tc.want {
 				t.Errorf("cluster-info %s = %s, want %s (%s)", clusterinfo.SpokeZoneIDs, got, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+// TestSpokeAddonVersions (N12): the program writes, for each spoke region
+// and each Kubernetes version the fleet accepts, EKS's default version of
+// every managed add-on, read through that region's provider; a version
+// EKS does not offer is refused naming the region, Kubernetes version and
+// add-on.
+func TestSpokeAddonVersions(t *testing.T) {
+	// Each region answers its own builds, so a value read through the
+	// wrong provider shows.
+	perRegion := func(region, addon, k8s string) string { return region + "/" + addon + "/" + k8s }
+	want := func(regions ...string) clusterinfo.AddonVersions {
+		out := clusterinfo.AddonVersions{}
+		for _, r := range regions {
+			out[r] = map[string]map[string]string{}
+			for _, k8s := range versions.Kubernetes() {
+				out[r][k8s] = map[string]string{}
+				for _, a := range versions.EKSAddons() {
+					out[r][k8s][a] = perRegion(r, a, k8s)
+				}
+			}
+		}
+		return out
+	}
+	tests := map[string]struct {
+		reason  string
+		regions string
+		answer  func(region, addon, k8s string) string
+		want    clusterinfo.AddonVersions
+		wantErr []string
+	}{
+		"two regions": {
+			reason: "each region read with its own provider", regions: `["eu-west-1","us-east-1"]`,
+			answer: perRegion, want: want("eu-west-1", "us-east-1"),
+		},
+		"a version EKS does not offer there": {
+			reason: "the fleet accepts a Kubernetes version the region lacks", regions: `["eu-west-1","us-east-1"]`,
+			answer: func(region, addon, k8s string) string {
+				if region == "us-east-1" && k8s == "1.36" && addon == "coredns" {
+					return ""
+				}
+				return perRegion(region, addon, k8s)
+			},
+			wantErr: []string{"eks-fleet:spokeRegions us-east-1: EKS add-on coredns for Kubernetes 1.36"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m, err := runMocks(t, mgmtWith(t, map[string]string{"eks-fleet:spokeRegions": tc.regions}), func(m *mocks.Mocks) {
+				m.AddonVersion = tc.answer
+			})
+			got, ok := clusterInfoAfter(t, m, err, clusterinfo.SpokeAddonVersions, tc.wantErr, tc.reason)
+			if w := clusterinfo.FormatAddonVersions(tc.want); ok && got != w {
+				t.Errorf("cluster-info %s =\n%s\nwant\n%s\n(%s)", clusterinfo.SpokeAddonVersions, got, w, tc.reason)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -194,8 +195,15 @@ func TestBootstrapSubstitutePlanted(t *testing.T) {
 // only what is in use).
 func checkFunctionInput(t *testing.T, tree string) []string {
 	var problems []string
-	// Fields whose value is a YAML value, not a string.
-	values := map[string]bool{"hubEgressCidrs": true, "logRetentionDays": true, "spokeZoneIds": true}
+	// Fields whose value is a YAML value, not a string: compose.Input's
+	// fields of any other Go type.
+	values := map[string]bool{}
+	in := reflect.TypeOf(compose.Input{})
+	for i := range in.NumField() {
+		if f := in.Field(i); f.Type.Kind() != reflect.String {
+			values[strings.Split(f.Tag.Get("json"), ",")[0]] = true
+		}
+	}
 	n := 0
 	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
 		if !factIsKind(d, "apiextensions.crossplane.io", "Composition") || factStr(d.obj, "spec", "compositeTypeRef", "kind") != "XWorkloadCluster" {

@@ -36,6 +36,7 @@ func info() clusterinfo.Values[pulumi.StringInput] {
 	v.FluxVersion, v.FluxOperatorVersion = pulumi.String(ex.FluxVersion), pulumi.String(ex.FluxOperatorVersion)
 	v.LogRetentionDays, v.FunctionRegistry = pulumi.String(ex.LogRetentionDays), pulumi.String(ex.FunctionRegistry)
 	v.SpokeZoneIDs = pulumi.String(ex.SpokeZoneIDs)
+	v.SpokeAddonVersions = pulumi.String(ex.SpokeAddonVersions)
 	return v
 }
 

@@ -111,7 +111,15 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	if err := checkUpgrade(ctx, cfg); err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
 	}
-	spokeZones, err := SpokeZoneIDs(ctx, cfg)
+	spokeRegions, err := NewSpokeRegions(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	spokeZones, err := SpokeZoneIDs(ctx, cfg, spokeRegions)
+	if err != nil {
+		return nil, stacks.Join(ctx.Stack(), []error{err})
+	}
+	spokeAddons, err := SpokeAddonVersions(ctx, cfg, spokeRegions)
 	if err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
 	}
@@ -243,6 +251,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		LogRetentionDays:    pulumi.String(strconv.Itoa(cfg.LogRetentionDays)),
 		FunctionRegistry:    pulumi.String(cfg.FunctionRegistry),
 		SpokeZoneIDs:        pulumi.String(clusterinfo.FormatZoneIDs(spokeZones)),
+		SpokeAddonVersions:  pulumi.String(clusterinfo.FormatAddonVersions(spokeAddons)),
 	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
 		GitURL:       cfg.Git.URL,

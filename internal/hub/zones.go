@@ -5,16 +5,42 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/ekszones"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
 // ZoneProviderResource prefixes the logical name of the AWS provider the
-// program reads another spoke region's zones with.
+// program reads another spoke region's zones and add-on versions with (the
+// name is kept from when it read zones only: renaming it would replace it).
 const ZoneProviderResource = "zones-"
+
+// SpokeRegions are the invoke options that read each spoke region: none
+// for the hub's region, an AWS provider for that region otherwise.
+type SpokeRegions map[string][]pulumi.InvokeOption
+
+// NewSpokeRegions registers an AWS provider for each spoke region other
+// than the hub's.
+func NewSpokeRegions(ctx *pulumi.Context, cfg stacks.Config) (SpokeRegions, error) {
+	out := SpokeRegions{}
+	for _, region := range cfg.SpokeRegionList() {
+		if region == cfg.Region {
+			out[region] = nil
+			continue
+		}
+		p, err := aws.NewProvider(ctx, ZoneProviderResource+region, &aws.ProviderArgs{Region: pulumi.String(region)})
+		if err != nil {
+			return nil, fmt.Errorf("AWS provider for spoke region %s: %w", region, err)
+		}
+		out[region] = []pulumi.InvokeOption{pulumi.Provider(p)}
+	}
+	return out, nil
+}
 
 // SpokeZoneIDs looks up, for each region spokes may use, the IDs of the
 // standard availability zones EKS accepts for cluster subnets, in AWS's
@@ -22,17 +48,10 @@ const ZoneProviderResource = "zones-"
 // IDs do not, and EKS refuses some IDs (internal/contract/ekszones). A
 // region with fewer than a spoke's minimum of zones is refused, naming the
 // setting, before anything else is created.
-func SpokeZoneIDs(ctx *pulumi.Context, cfg stacks.Config) (map[string][]string, error) {
+func SpokeZoneIDs(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, region := range cfg.SpokeRegionList() {
-		var opts []pulumi.InvokeOption
-		if region != cfg.Region {
-			p, err := aws.NewProvider(ctx, ZoneProviderResource+region, &aws.ProviderArgs{Region: pulumi.String(region)})
-			if err != nil {
-				return nil, fmt.Errorf("AWS provider for spoke region %s: %w", region, err)
-			}
-			opts = append(opts, pulumi.Provider(p))
-		}
+		opts := regions[region]
 		zones, err := aws.GetAvailabilityZones(ctx, &aws.GetAvailabilityZonesArgs{
 			State: pulumi.StringRef("available"),
 			Filters: []aws.GetAvailabilityZonesFilter{
@@ -57,6 +76,37 @@ func SpokeZoneIDs(ctx *pulumi.Context, cfg stacks.Config) (map[string][]string, 
 		}
 		for _, z := range usable {
 			out[region] = append(out[region], z.ID)
+		}
+	}
+	return out, nil
+}
+
+// SpokeAddonVersions looks up, for each spoke region, each Kubernetes
+// version the fleet accepts and each EKS managed add-on every spoke runs,
+// EKS's default version of the add-on (DescribeAddonVersions, through the
+// provider's getAddonVersion): the version AWS itself installs on a new
+// cluster of that Kubernetes version. Read at every pulumi up, so a newer
+// default reaches running spokes through cluster-info. A version EKS does
+// not offer in a region is refused naming the region, the Kubernetes
+// version and the add-on.
+func SpokeAddonVersions(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) (clusterinfo.AddonVersions, error) {
+	out := clusterinfo.AddonVersions{}
+	for _, region := range cfg.SpokeRegionList() {
+		out[region] = map[string]map[string]string{}
+		for _, k8s := range versions.Kubernetes() {
+			out[region][k8s] = map[string]string{}
+			for _, addon := range versions.EKSAddons() {
+				v, err := eks.GetAddonVersion(ctx, &eks.GetAddonVersionArgs{AddonName: addon, KubernetesVersion: k8s}, regions[region]...)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s: EKS add-on %s for Kubernetes %s (one of the versions the fleet accepts): %w",
+						stacks.FullKey(stacks.SpokeRegionsKey), region, addon, k8s, err)
+				}
+				if v.Version == "" {
+					return nil, fmt.Errorf("%s %s: EKS offers no %s add-on for Kubernetes %s (one of the versions the fleet accepts)",
+						stacks.FullKey(stacks.SpokeRegionsKey), region, addon, k8s)
+				}
+				out[region][k8s][addon] = v.Version
+			}
 		}
 	}
 	return out, nil

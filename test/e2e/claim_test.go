@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 )
@@ -26,7 +29,7 @@ const (
 // composedKinds are the kinds a claim's spoke is made of once AWS has
 // reported what the later stages need.
 var composedKinds = []string{"VPC", "InternetGateway", "Subnet", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
-	"Group", "Role", "RolePolicy", "RolePolicyAttachment", "Cluster", "LaunchTemplate", "NodeGroup", "AccessEntry", "AccessPolicyAssociation",
+	"Group", "Role", "RolePolicy", "RolePolicyAttachment", "Cluster", "LaunchTemplate", "NodeGroup", "AccessEntry", "AccessPolicyAssociation", "Addon",
 	"OpenIDConnectProvider", "Kustomization"}
 
 var claims = schema.GroupVersionResource{Group: "platform.eksfleet.io", Version: "v1alpha1", Resource: "workloadclusters"}
@@ -38,6 +41,7 @@ type composed struct {
 	synced, ready   string
 	syncedMsg       string
 	externalName    string
+	resourceVersion string
 	managedByAWSFam bool
 	// exists: the object was read; deleting: it has a deletion timestamp.
 	exists, deleting bool
@@ -90,6 +94,7 @@ func composedResources(ctx context.Context, h *e2e.Hub) (claim *unstructured.Uns
 			c.synced, _, c.syncedMsg = condition(o, "Synced")
 			c.ready, _, _ = condition(o, "Ready")
 			c.externalName = o.GetAnnotations()["crossplane.io/external-name"]
+			c.resourceVersion = o.GetResourceVersion()
 		}
 		out = append(out, c)
 	}
@@ -189,6 +194,7 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	t.Run("a composed spoke at rest writes nothing", func(t *testing.T) { atRest(t, h) })
 
 	t.Run("natMode per-az reroutes", func(t *testing.T) {
 		if want := 1; len(h.Account.Find("NATGateway", nil)) != want {
@@ -212,6 +218,7 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 
 	t.Run("the observed cluster losing its status deletes nothing", func(t *testing.T) { statusLoss(t, h) })
 	t.Run("AWS failing a call transiently, then for good", func(t *testing.T) { awsFaults(t, h) })
+	t.Run("a Kubernetes upgrade: control plane, nodes, then add-ons", func(t *testing.T) { upgrade(t, h) })
 
 	t.Run("instanceTypes change refused on the claim", func(t *testing.T) {
 		start := time.Now()
@@ -455,13 +462,142 @@ func awsFaults(t *testing.T, h *e2e.Hub) {
 	}
 	t.Logf("commit to AWS's refusal on the claim: %s", time.Since(start).Round(time.Second))
 	start = time.Now()
-	// The change lands once AWS takes it again; the claim's condition
-	// follows at the composite's next reconcile.
-	if err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) { return maxSize() == "7", nil }); err != nil {
+	// The change lands once AWS takes it again, and the claim says so.
+	if err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+		st, _ := synced()
+		return maxSize() == "7" && st == "True", nil
+	}); err != nil {
 		st, msg := synced()
 		t.Fatalf("after the fault cleared: max %s, %s=%s %s", maxSize(), compose.ResourcesSyncedCondition, st, msg)
 	}
-	t.Logf("fault cleared to the change landing: %s", time.Since(start).Round(time.Second))
+	t.Logf("fault cleared to the change landing and the claim %s again: %s", compose.ResourcesSyncedCondition, time.Since(start).Round(time.Second))
+}
+
+// atRest: once composed, neither the function, Crossplane nor the provider
+// changes any composed resource while nothing changes in Git or AWS. A
+// composition that flaps (a field written differently on each reconcile)
+// would rewrite them at every composite reconcile, which is what
+// Crossplane's XR circuit breaker protects a hub from; the suite runs with
+// a larger burst (e2e.CircuitBreakerBurst), so it checks this itself.
+func atRest(t *testing.T, h *e2e.Hub) {
+	ctx := context.Background()
+	versionsNow := func() map[string]string {
+		_, out, err := composedResources(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, c := range out {
+			m[c.ref.Kind+"/"+c.name] = c.resourceVersion
+		}
+		return m
+	}
+	// Let the last stage's own writes (Ready, the composite's status) land.
+	time.Sleep(5 * time.Second)
+	before := versionsNow()
+	// Wake the composite a few times (a change to its metadata is an
+	// event its controller reconciles on): each reconcile runs the
+	// function and applies everything it composes.
+	claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _, _ := unstructured.NestedMap(claim.Object, "spec", "resourceRef")
+	if ref == nil {
+		ref, _, _ = unstructured.NestedMap(claim.Object, "spec", "crossplane", "resourceRef")
+	}
+	gv, _ := schema.ParseGroupVersion(fmt.Sprint(ref["apiVersion"]))
+	xrGVR, err := resourceFor(h, gv.WithKind(fmt.Sprint(ref["kind"])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.eksfleet.io/poke":"%d"}}}`, i)
+		if _, err := h.Cluster.Dynamic.Resource(xrGVR).Patch(ctx, fmt.Sprint(ref["name"]), "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Second)
+	}
+	after := versionsNow()
+	var changed []string
+	for k, v := range after {
+		if before[k] != v {
+			changed = append(changed, fmt.Sprintf("%s (resourceVersion %s -> %s)", k, before[k], v))
+		}
+	}
+	sort.Strings(changed)
+	if len(changed) > 0 {
+		t.Errorf("composed resources rewritten at rest:\n%s", strings.Join(changed, "\n"))
+	}
+}
+
+// upgrade: the claim's Kubernetes version moves up one minor version; the
+// control plane, then the node group, then the EKS add-on whose version
+// follows Kubernetes (kube-proxy) move, in that order in the account,
+// and AWS refuses no step (a node group ahead of its control plane, or an
+// add-on version not offered for the cluster's version, is refused as EKS
+// refuses it).
+func upgrade(t *testing.T, h *e2e.Hub) {
+	ctx := context.Background()
+	// The example claim runs the default version; the next accepted one.
+	from, to := versions.DefaultKubernetes, ""
+	if all := versions.Kubernetes(); slices.Index(all, from)+1 < len(all) {
+		to = all[slices.Index(all, from)+1]
+	}
+	if err := versions.CheckUpgrade(from, to); err != nil {
+		t.Fatalf("the scenario's upgrade %s -> %s: %v", from, to, err)
+	}
+	str := func(r aws.Resource, k string) string { v, _ := r.Attrs[k].(string); return v }
+	kubeProxy := clusterinfo.ExampleAddonVersion("kube-proxy", to)
+	state := func() (cluster, nodes, proxy string) {
+		for _, r := range h.Account.Find("eks.aws.upbound.io/Cluster", nil) {
+			cluster = str(r, "version")
+		}
+		for _, r := range h.Account.Find("eks.aws.upbound.io/NodeGroup", nil) {
+			nodes = str(r, "version")
+		}
+		for _, r := range h.Account.Find("eks.aws.upbound.io/Addon", func(r aws.Resource) bool { return str(r, "addonName") == "kube-proxy" }) {
+			proxy = str(r, "addonVersion")
+		}
+		return cluster, nodes, proxy
+	}
+	if c, n, p := state(); c != from || n != from || p != clusterinfo.ExampleAddonVersion("kube-proxy", from) {
+		t.Fatalf("before the upgrade: cluster %s, nodes %s, kube-proxy %s; want %s and its add-ons", c, n, p, from)
+	}
+	logStart := len(h.Account.Log())
+	refusedBefore := len(h.AWS.Refusals())
+	start := time.Now()
+	commit(t, h, fmt.Sprintf("kubernetesVersion: %q", from), fmt.Sprintf("kubernetesVersion: %q", to), "apps-staging: Kubernetes "+to)
+	var c, n, p string
+	if err := e2e.Poll(ctx, 5*time.Minute, func() (bool, error) {
+		c, n, p = state()
+		return c == to && n == to && p == kubeProxy, nil
+	}); err != nil {
+		t.Fatalf("upgrade not done: cluster %s, nodes %s, kube-proxy %s (want %s, %s, %s); AWS refused: %v",
+			c, n, p, to, to, kubeProxy, h.AWS.Refusals()[refusedBefore:])
+	}
+	t.Logf("commit to control plane, nodes and add-ons on %s: %s", to, time.Since(start).Round(time.Second))
+	if refused := h.AWS.Refusals()[refusedBefore:]; len(refused) > 0 {
+		t.Errorf("AWS refused steps of the upgrade:\n%s", strings.Join(refused, "\n"))
+	}
+	// The order, from what happened in the account.
+	at := map[string]int{}
+	for i, line := range h.Account.Log()[logStart:] {
+		for step, match := range map[string]string{
+			"control plane": " update eks.aws.upbound.io/Cluster ",
+			"nodes":         " update eks.aws.upbound.io/NodeGroup ",
+			"kube-proxy":    " update eks.aws.upbound.io/Addon ",
+		} {
+			if _, seen := at[step]; !seen && strings.Contains(line, match) && strings.Contains(strings.ToLower(line), "version") &&
+				(step != "kube-proxy" || strings.Contains(line, ":kube-proxy ")) {
+				at[step] = i
+			}
+		}
+	}
+	if len(at) != 3 || !(at["control plane"] < at["nodes"] && at["nodes"] < at["kube-proxy"]) {
+		t.Errorf("updates in the account at positions %v, want control plane < nodes < kube-proxy:\n%s", at,
+			strings.Join(h.Account.Log()[logStart:], "\n"))
+	}
 }
 
 // requestReconcile asks the hub's Flux to fetch the repository and apply

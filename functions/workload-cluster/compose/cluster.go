@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
@@ -86,13 +87,14 @@ func ClusterPart(p Params, c *Composed) error {
 			cidrs = append(cidrs, x)
 		}
 	}
+	steps := p.kubernetesSteps()
 	publicAccess := make([]any, len(cidrs))
 	for i, x := range cidrs {
 		publicAccess[i] = x
 	}
 	if err := c.add("cluster", mr(eksV2, "Cluster", name("eks"), eks, Object{
 		"region":     p.Spec.Region,
-		"version":    p.Spec.KubernetesVersion,
+		"version":    steps.Cluster,
 		"roleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleCluster)),
 		"accessConfig": Object{
 			"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": false},
@@ -143,7 +145,7 @@ func ClusterPart(p Params, c *Composed) error {
 		}
 		if err := c.add("node-group", mr(eksV2, "NodeGroup", name("nodes"), NodeGroupName, Object{
 			"region":         p.Spec.Region,
-			"version":        p.Spec.KubernetesVersion,
+			"version":        steps.Nodes,
 			"clusterNameRef": ref(name("eks")),
 			"nodeRoleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleNode)),
 			"subnetIdRefs":   private,
@@ -157,6 +159,9 @@ func ClusterPart(p Params, c *Composed) error {
 		})); err != nil {
 			return err
 		}
+	}
+	if err := addonsPart(p, c, steps, mr, tags); err != nil {
+		return err
 	}
 	admin := fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", hub.Partition)
 	for _, a := range []struct{ who, principal string }{
@@ -189,6 +194,52 @@ func ClusterPart(p Params, c *Composed) error {
 		return c.add("oidc-provider", mr(iamV1, "OpenIDConnectProvider", name("oidc"), "", Object{
 			"url": "https://" + issuer, "clientIdList": []any{"sts.amazonaws.com"}, "tags": tags(),
 		}))
+	}
+	return nil
+}
+
+// addonsPart composes EKS's managed vpc-cni, kube-proxy and coredns, so
+// that they upgrade with the spoke (EKS installs them self-managed, and
+// never upgrades those). Each runs EKS's default version for the
+// Kubernetes version the nodes report (kubernetesSteps), as the hub read
+// it (cluster-info SPOKE_ADDON_VERSIONS). They come once the node group is
+// Ready: coredns becomes active only on nodes. EKS takes over the
+// self-managed ones it installed (resolveConflictsOnCreate OVERWRITE) and
+// its own defaults win on an update, since the fleet sets no add-on
+// configuration. The VPC CNI keeps the node role's permissions (no
+// service-account role), which the spoke's boundary fences.
+func addonsPart(p Params, c *Composed, steps kubernetesSteps, mr func(apiVersion, kind, metaName, extName string, fp Object) Object, tags func() map[string]any) error {
+	_, nodesExist := p.Observed["node-group"]
+	started := false
+	for _, a := range versions.EKSAddons() {
+		if _, ok := p.Observed["addon-"+a]; ok {
+			started = true
+		}
+	}
+	if !started && (!nodesExist || !IsReady(p.Observed["node-group"])) {
+		c.Pending = append(c.Pending, "EKS add-ons wait for the node group")
+		return nil
+	}
+	for _, a := range versions.EKSAddons() {
+		key := "addon-" + a
+		v, ok := p.Input.SpokeAddonVersions.Version(p.Spec.Region, steps.Addons, a)
+		if !ok {
+			// Keep what runs; the hub has not looked this version up.
+			v = str(field(p.Observed[key], "spec", "forProvider"), "addonVersion")
+			c.Pending = append(c.Pending, fmt.Sprintf("EKS add-on %s: cluster-info %s has no version for Kubernetes %s in %s (run pulumi up on the hub)",
+				a, clusterinfo.SpokeAddonVersions, steps.Addons, p.Spec.Region))
+			if v == "" {
+				continue
+			}
+		}
+		if err := c.add(key, mr(eksV1, "Addon", p.Spoke+"-"+a, "", Object{
+			"region": p.Spec.Region, "clusterNameRef": Object{"name": p.Spoke + "-eks"},
+			"addonName": a, "addonVersion": v,
+			"resolveConflictsOnCreate": "OVERWRITE", "resolveConflictsOnUpdate": "OVERWRITE",
+			"tags": tags(),
+		})); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package compose
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,9 @@ type Input struct {
 	// SpokeZoneIDs are, per region spokes may use, the IDs of the zones a
 	// spoke's subnets go into, in order (the hub looked them up).
 	SpokeZoneIDs map[string][]string `json:"spokeZoneIds"`
+	// SpokeAddonVersions are, per region, Kubernetes version and EKS
+	// add-on, the add-on version spokes run (the hub looked them up).
+	SpokeAddonVersions clusterinfo.AddonVersions `json:"spokeAddonVersions"`
 }
 
 // InputVariables maps each Input field (JSON name) to the cluster-info
@@ -41,18 +45,19 @@ type Input struct {
 // exactly these (a test compares them).
 func InputVariables() map[string]string {
 	return map[string]string{
-		"hubName":          clusterinfo.HubName,
-		"accountId":        clusterinfo.AccountID,
-		"partition":        clusterinfo.Partition,
-		"hubRegion":        clusterinfo.Region,
-		"fluxRoleArn":      clusterinfo.FluxRoleARN,
-		"spokeBoundaryArn": clusterinfo.SpokeBoundaryARN,
-		"sealingSecretArn": clusterinfo.SealingSecretARN,
-		"sealingKmsKeyArn": clusterinfo.SealingKMSKeyARN,
-		"hubEgressCidrs":   clusterinfo.HubEgressCIDRs,
-		"logRetentionDays": clusterinfo.LogRetentionDays,
-		"gitopsSystemPath": clusterinfo.SystemPath,
-		"spokeZoneIds":     clusterinfo.SpokeZoneIDs,
+		"hubName":            clusterinfo.HubName,
+		"accountId":          clusterinfo.AccountID,
+		"partition":          clusterinfo.Partition,
+		"hubRegion":          clusterinfo.Region,
+		"fluxRoleArn":        clusterinfo.FluxRoleARN,
+		"spokeBoundaryArn":   clusterinfo.SpokeBoundaryARN,
+		"sealingSecretArn":   clusterinfo.SealingSecretARN,
+		"sealingKmsKeyArn":   clusterinfo.SealingKMSKeyARN,
+		"hubEgressCidrs":     clusterinfo.HubEgressCIDRs,
+		"logRetentionDays":   clusterinfo.LogRetentionDays,
+		"gitopsSystemPath":   clusterinfo.SystemPath,
+		"spokeZoneIds":       clusterinfo.SpokeZoneIDs,
+		"spokeAddonVersions": clusterinfo.SpokeAddonVersions,
 	}
 }
 
@@ -71,12 +76,16 @@ func InputFrom(v clusterinfo.Values[string]) (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
+	addons, err := clusterinfo.ParseAddonVersions(v.SpokeAddonVersions)
+	if err != nil {
+		return Input{}, err
+	}
 	return Input{
 		HubName: v.HubName, AccountID: v.AccountID, Partition: v.Partition, HubRegion: v.Region,
 		FluxRoleARN: v.FluxRoleARN, SpokeBoundaryARN: v.SpokeBoundaryARN,
 		SealingSecretARN: v.SealingSecretARN, SealingKMSKeyARN: v.SealingKMSKeyARN,
 		HubEgressCIDRs: egress, LogRetentionDays: days, GitOpsSystemPath: v.SystemPath,
-		SpokeZoneIDs: zones,
+		SpokeZoneIDs: zones, SpokeAddonVersions: addons,
 	}, nil
 }
 
@@ -118,6 +127,11 @@ func (in Input) Validate() error {
 	}
 	if len(in.SpokeZoneIDs) == 0 {
 		bad("spokeZoneIds", "{}", "must give the zone IDs of at least one region (the hub's spokeRegions)")
+	}
+	for _, region := range slices.Sorted(maps.Keys(in.SpokeZoneIDs)) {
+		if len(in.SpokeAddonVersions[region]) == 0 {
+			bad("spokeAddonVersions", region, "must give the EKS add-on versions of every region in spokeZoneIds (the hub's spokeRegions)")
+		}
 	}
 	if !slices.Contains(workloadcluster.LogRetentionDays, in.LogRetentionDays) {
 		bad("logRetentionDays", strconv.Itoa(in.LogRetentionDays), fmt.Sprintf("must be a CloudWatch Logs retention, one of %v", workloadcluster.LogRetentionDays))

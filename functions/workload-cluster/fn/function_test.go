@@ -244,7 +244,8 @@ func TestFatal(t *testing.T) {
 }
 
 // While the cluster waits for its log group (or the IRSA roles for the
-// issuer, or the node group for its launch template), the XR is not ready even though everything composed so far may
+// issuer, the node group for its launch template, the add-ons for the node
+// group), the XR is not ready even though everything composed so far may
 // be; once the cluster reports, its facts reach the XR status.
 func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 	rsp := run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, nil))
@@ -259,8 +260,13 @@ func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 	vpc := `{"apiVersion":"ec2.aws.upbound.io/v1beta1","kind":"VPC","metadata":{"name":"pay-vpc"},"status":{"atProvider":{"id":"vpc-1"}}}`
 	lt := `{"apiVersion":"ec2.aws.upbound.io/v1beta2","kind":"LaunchTemplate","metadata":{"name":"pay-nodes"},"status":{"atProvider":{"id":"lt-1","latestVersion":1}}}`
 	rsp = run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, map[string]string{"log-group": logs, "cluster": cluster, "vpc": vpc, "launch-template": lt}))
+	if got := rsp.GetDesired().GetComposite().GetReady(); got != fnv1.Ready_READY_FALSE {
+		t.Errorf("node group composed: XR ready %v, want READY_FALSE (the EKS add-ons wait for the node group)", got)
+	}
+	nodes := `{"apiVersion":"eks.aws.upbound.io/v1beta2","kind":"NodeGroup","metadata":{"name":"pay-nodes"},"status":{"atProvider":{"version":"1.35"},"conditions":[{"type":"Ready","status":"True"}]}}`
+	rsp = run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, map[string]string{"log-group": logs, "cluster": cluster, "vpc": vpc, "launch-template": lt, "node-group": nodes}))
 	res := rsp.GetDesired().GetResources()
-	for _, k := range []string{"cluster", "node-group", "role-eso", "role-eso-policy", "oidc-provider", "usage-role-eso-policy-by-nodes"} {
+	for _, k := range []string{"cluster", "node-group", "role-eso", "role-eso-policy", "oidc-provider", "usage-role-eso-policy-by-nodes", "addon-vpc-cni", "addon-kube-proxy", "addon-coredns"} {
 		if _, ok := res[k]; !ok {
 			t.Errorf("%s not composed once the log group is Ready and the issuer known", k)
 		}

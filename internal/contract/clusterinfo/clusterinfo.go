@@ -58,6 +58,11 @@ const (
 	// subnets go into, as the hub's account sees them: standard zones EKS
 	// accepts for cluster subnets, in AWS's order (FormatZoneIDs).
 	SpokeZoneIDs = "SPOKE_ZONE_IDS"
+	// SpokeAddonVersions are, for each region spokes may use, each
+	// Kubernetes version the fleet accepts and each EKS managed add-on
+	// (versions.EKSAddons), EKS's default add-on version there, as the
+	// program read it at its last pulumi up (FormatAddonVersions).
+	SpokeAddonVersions = "SPOKE_ADDON_VERSIONS"
 )
 
 // Values holds every cluster-info variable. T is string for plain values
@@ -90,6 +95,7 @@ type Values[T any] struct {
 	LogRetentionDays         T // days, a CloudWatch Logs retention value
 	FunctionRegistry         T // OCI repository of the workload-cluster function, e.g. ghcr.io/org/eks-fleet
 	SpokeZoneIDs             T // region -> zone IDs, a JSON object (FormatZoneIDs)
+	SpokeAddonVersions       T // region -> Kubernetes version -> add-on -> version, a JSON object (FormatAddonVersions)
 }
 
 // Map returns the ConfigMap data, keyed by variable name.
@@ -121,6 +127,7 @@ func (v Values[T]) Map() map[string]T {
 		LogRetentionDays:         v.LogRetentionDays,
 		FunctionRegistry:         v.FunctionRegistry,
 		SpokeZoneIDs:             v.SpokeZoneIDs,
+		SpokeAddonVersions:       v.SpokeAddonVersions,
 	}
 }
 
@@ -153,10 +160,15 @@ func FormatCIDRs(cidrs []string) string {
 	if len(cidrs) == 0 {
 		return "[]"
 	}
-	b, err := json.Marshal(cidrs)
+	return formatJSON(cidrs)
+}
+
+// formatJSON writes v, built of strings, slices and maps (which always
+// marshal), as JSON: map keys sorted.
+func formatJSON(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
-		// A []string always marshals.
-		panic(fmt.Sprintf("clusterinfo: marshal %v: %v", cidrs, err))
+		panic(fmt.Sprintf("clusterinfo: marshal %v: %v", v, err))
 	}
 	return string(b)
 }
@@ -177,12 +189,7 @@ func FormatZoneIDs(zones map[string][]string) string {
 	if len(zones) == 0 {
 		return "{}"
 	}
-	b, err := json.Marshal(zones)
-	if err != nil {
-		// A map[string][]string always marshals.
-		panic(fmt.Sprintf("clusterinfo: marshal %v: %v", zones, err))
-	}
-	return string(b)
+	return formatJSON(zones)
 }
 
 // ParseZoneIDs reads a SPOKE_ZONE_IDS value written by FormatZoneIDs.
@@ -205,6 +212,69 @@ func ExampleZoneIDs() map[string][]string {
 		"us-east-2":    {"use2-az1", "use2-az2", "use2-az3"},
 		"us-west-2":    {"usw2-az1", "usw2-az2", "usw2-az3", "usw2-az4"},
 	}
+}
+
+// AddonVersions are, per region, per Kubernetes version ("1.35") and per
+// EKS add-on name ("vpc-cni"), the add-on version a spoke runs there.
+type AddonVersions map[string]map[string]map[string]string
+
+// Version returns the version of addon for Kubernetes k8s in region, and
+// whether the hub looked one up.
+func (a AddonVersions) Version(region, k8s, addon string) (string, bool) {
+	v, ok := a[region][k8s][addon]
+	return v, ok && v != ""
+}
+
+// FormatAddonVersions writes the value of SPOKE_ADDON_VERSIONS: a JSON
+// object (keys sorted), which is also a YAML flow mapping, e.g.
+// {"eu-west-1":{"1.35":{"coredns":"v1.13.2-eksbuild.1",...}}}.
+func FormatAddonVersions(a AddonVersions) string {
+	if len(a) == 0 {
+		return "{}"
+	}
+	return formatJSON(a)
+}
+
+// ParseAddonVersions reads a SPOKE_ADDON_VERSIONS value written by
+// FormatAddonVersions.
+func ParseAddonVersions(v string) (AddonVersions, error) {
+	var out AddonVersions
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("%s %q: want a JSON object of regions to Kubernetes versions to add-on versions such as {\"eu-west-1\":{\"1.35\":{\"vpc-cni\":\"v1.20.4-eksbuild.1\"}}}: %w", SpokeAddonVersions, v, err)
+	}
+	return out, nil
+}
+
+// ExampleAddonVersion is the add-on version offline builds, renders and the
+// program's mocks use for addon on Kubernetes k8s: kube-proxy follows the
+// Kubernetes version, as EKS's builds of it do; the others are fixed.
+// They stand in for what DescribeAddonVersions answers and are not real
+// EKS builds.
+func ExampleAddonVersion(addon, k8s string) string {
+	switch addon {
+	case "kube-proxy":
+		return "v" + k8s + ".0-eksbuild.1"
+	case "coredns":
+		return "v1.13.2-eksbuild.1"
+	default:
+		return "v1.20.4-eksbuild.1"
+	}
+}
+
+// ExampleAddonVersions are the add-on versions Example gives each region of
+// ExampleZoneIDs, for every accepted Kubernetes version.
+func ExampleAddonVersions() AddonVersions {
+	out := AddonVersions{}
+	for region := range ExampleZoneIDs() {
+		out[region] = map[string]map[string]string{}
+		for _, k8s := range versions.Kubernetes() {
+			out[region][k8s] = map[string]string{}
+			for _, a := range versions.EKSAddons() {
+				out[region][k8s][a] = ExampleAddonVersion(a, k8s)
+			}
+		}
+	}
+	return out
 }
 
 // Example returns realistic values for offline builds and renders: the
@@ -243,5 +313,6 @@ func Example() Values[string] {
 		LogRetentionDays:         "90",
 		FunctionRegistry:         versions.FunctionRegistry,
 		SpokeZoneIDs:             FormatZoneIDs(ExampleZoneIDs()),
+		SpokeAddonVersions:       FormatAddonVersions(ExampleAddonVersions()),
 	}
 }

@@ -72,6 +72,17 @@ func CheckUpgrade(from, to string) error {
 	return nil
 }
 
+// EKSAddons are the EKS managed add-ons every spoke runs, in the order the
+// composition lists them. Their versions are not pinned here: the hub's
+// program reads EKS's default version of each for every accepted
+// Kubernetes version (DescribeAddonVersions) at each pulumi up and writes
+// them to cluster-info, and a spoke moves to the versions of its nodes'
+// Kubernetes version once its nodes run it.
+var eksAddons = []string{"vpc-cni", "kube-proxy", "coredns"}
+
+// EKSAddons returns the managed add-ons every spoke runs.
+func EKSAddons() []string { return slices.Clone(eksAddons) }
+
 // Pinned releases of what the fleet installs. Each is checked by a test
 // against the manifests that install it and against the upstream module the
 // offline proof reads its CRDs from.

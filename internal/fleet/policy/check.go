@@ -228,12 +228,14 @@ type Member struct {
 	AZs int
 	// ElasticIPs its NAT gateways take (workloadcluster.Spec.ElasticIPs).
 	ElasticIPs int
+	// KubernetesVersion is spec.kubernetesVersion.
+	KubernetesVersion string
 }
 
 // MemberOf is the fleet-wide view of a claim in file.
 func MemberOf(c *workloadcluster.Claim, file string) Member {
 	return Member{Name: c.Metadata.Name, File: file, CIDR: c.Spec.VPCCIDR, Admins: c.Spec.AdminPrincipalARNs,
-		Region: c.Spec.Region, AZs: c.Spec.AvailabilityZones, ElasticIPs: c.Spec.ElasticIPs()}
+		Region: c.Spec.Region, AZs: c.Spec.AvailabilityZones, ElasticIPs: c.Spec.ElasticIPs(), KubernetesVersion: c.Spec.KubernetesVersion}
 }
 
 // Hub is what the fleet-wide checks need to know of the hub (cluster-info).
@@ -246,6 +248,10 @@ type Hub struct {
 	// ZoneIDs are the zones the hub looked up per spoke region
 	// (SPOKE_ZONE_IDS); nil when cluster-info does not say.
 	ZoneIDs map[string][]string
+	// AddonVersions are the EKS add-on versions the hub looked up per
+	// spoke region and Kubernetes version (SPOKE_ADDON_VERSIONS); nil when
+	// cluster-info does not say.
+	AddonVersions clusterinfo.AddonVersions
 }
 
 // HubOf is the hub as cluster-info describes it.
@@ -256,6 +262,9 @@ func HubOf(info clusterinfo.Values[string]) Hub {
 	}
 	if zones, err := clusterinfo.ParseZoneIDs(info.SpokeZoneIDs); err == nil {
 		h.ZoneIDs = zones
+	}
+	if addons, err := clusterinfo.ParseAddonVersions(info.SpokeAddonVersions); err == nil {
+		h.AddonVersions = addons
 	}
 	return h
 }
@@ -278,6 +287,10 @@ func checkZones(members []Member, hub Hub) []Violation {
 		case m.AZs > len(ids):
 			out = append(out, Violation{Family: FamilyAPI, Rule: "region-zones", Cluster: m.Name, File: m.File, Field: "spec.availabilityZones",
 				Message: fmt.Sprintf("%d: %s has %d zones EKS accepts for cluster subnets (%s); allowed: 2 to %d there", m.AZs, m.Region, len(ids), strings.Join(ids, ", "), len(ids))})
+		case hub.AddonVersions != nil && len(hub.AddonVersions[m.Region][m.KubernetesVersion]) == 0:
+			out = append(out, Violation{Family: FamilyPolicy, Rule: "region-addons", Cluster: m.Name, File: m.File, Field: "spec.kubernetesVersion",
+				Message: fmt.Sprintf("%q: the hub looked up no EKS add-on versions for it in %s (cluster-info %s has %s there); run pulumi up on the hub with this release first",
+					m.KubernetesVersion, m.Region, clusterinfo.SpokeAddonVersions, strings.Join(slices.Sorted(maps.Keys(hub.AddonVersions[m.Region])), ", "))})
 		}
 	}
 	return out
@@ -321,6 +334,18 @@ func (p *Policy) CheckFleet(members []Member, hub Hub) []Violation {
 	}
 	out = append(out, p.checkQuotas(members, hub)...)
 	out = append(out, checkZones(members, hub)...)
+	// The policy's regions, where claims may go, are regions the hub
+	// looked up (its spokeRegions): otherwise a claim the policy admits
+	// fails at the composition.
+	if hub.ZoneIDs != nil {
+		for _, r := range p.Regions {
+			if _, ok := hub.ZoneIDs[r]; !ok {
+				out = append(out, Violation{Family: FamilyPolicy, Rule: "region-zones", File: RelPath, Field: "spec.regions",
+					Message: fmt.Sprintf("%q: the hub looked up no availability zones there (cluster-info %s has %s); add it to the hub stack's eks-fleet:spokeRegions or drop it here",
+						r, clusterinfo.SpokeZoneIDs, strings.Join(slices.Sorted(maps.Keys(hub.ZoneIDs)), ", "))})
+			}
+		}
+	}
 	for _, o := range cidralloc.FindOverlaps(blocks) {
 		a, b := o.A, o.B
 		m, ok := owners[b.Owner]

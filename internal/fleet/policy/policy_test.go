@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 )
 
@@ -300,31 +301,48 @@ func TestCheckFleetZones(t *testing.T) {
 	p, _ := repoPolicy(t)
 	spoke := func(name, region string, azs int) Member {
 		c := &workloadcluster.Claim{Metadata: workloadcluster.Metadata{Name: name},
-			Spec: workloadcluster.Spec{Region: region, NATMode: "single", AvailabilityZones: azs, VPCCIDR: fmt.Sprintf("10.%d.0.0/16", 20+len(name))}}
+			Spec: workloadcluster.Spec{Region: region, NATMode: "single", AvailabilityZones: azs, VPCCIDR: fmt.Sprintf("10.%d.0.0/16", 20+len(name)),
+				KubernetesVersion: "1.35"}}
 		return MemberOf(c, name+".yaml")
 	}
 	zones := map[string][]string{"eu-west-1": {"euw1-az1", "euw1-az2", "euw1-az3"}, "us-east-1": {"use1-az1", "use1-az2"}}
+	addons := clusterinfo.AddonVersions{
+		"eu-west-1": {"1.35": {"vpc-cni": "v1"}, "1.36": {"vpc-cni": "v1"}},
+		"us-east-1": {"1.36": {"vpc-cni": "v1"}},
+	}
+	regions := []string{"eu-west-1", "us-east-1"}
 	tests := map[string]struct {
 		reason  string
+		regions []string // the policy's spec.regions
 		zones   map[string][]string
+		addons  clusterinfo.AddonVersions
 		members []Member
 		want    []string // rule:cluster:field
 		say     string
 	}{
-		"regions the hub looked up": {reason: "zones for both", zones: zones,
+		"regions the hub looked up": {reason: "zones for both", regions: regions, zones: zones,
 			members: []Member{spoke("a", "eu-west-1", 3), spoke("bb", "us-east-1", 2)}},
-		"a region the hub did not look up": {reason: "the stack's spokeRegions lacks it", zones: zones,
+		"a region the hub did not look up": {reason: "the stack's spokeRegions lacks it", regions: regions, zones: zones,
 			members: []Member{spoke("a", "us-west-2", 2)}, want: []string{"region-zones:a:spec.region"}, say: "eks-fleet:spokeRegions"},
-		"more zones than EKS accepts there": {reason: "us-east-1 has two usable zones here", zones: zones,
+		"more zones than EKS accepts there": {reason: "us-east-1 has two usable zones here", regions: regions, zones: zones,
 			members: []Member{spoke("a", "us-east-1", 3)}, want: []string{"region-zones:a:spec.availabilityZones"}, say: "use1-az1, use1-az2"},
 		"cluster-info without zones": {reason: "an older hub: nothing to check against", zones: nil,
 			members: []Member{spoke("a", "us-west-2", 3)}},
+		"a policy region the hub did not look up": {reason: "the policy admits claims the composition cannot place",
+			regions: []string{"eu-west-1", "us-east-1", "us-west-2"}, zones: zones,
+			want: []string{"region-zones::spec.regions"}, say: `"us-west-2"`},
+		"add-on versions for the claim's Kubernetes": {reason: "the hub looked them up", regions: regions, zones: zones, addons: addons,
+			members: []Member{spoke("a", "eu-west-1", 3)}},
+		"no add-on versions for the claim's Kubernetes": {reason: "the composition would wait for them", regions: regions, zones: zones, addons: addons,
+			members: []Member{spoke("a", "us-east-1", 2)}, want: []string{"region-addons:a:spec.kubernetesVersion"}, say: "SPOKE_ADDON_VERSIONS has 1.36 there"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			hub := Hub{VPCCIDR: "10.0.0.0/16", AccountID: hubAccount, Region: "eu-west-1", ElasticIPs: 1, ZoneIDs: tc.zones}
+			hub := Hub{VPCCIDR: "10.0.0.0/16", AccountID: hubAccount, Region: "eu-west-1", ElasticIPs: 1, ZoneIDs: tc.zones, AddonVersions: tc.addons}
+			q := *p
+			q.Regions = tc.regions
 			var got []string
-			for _, v := range p.CheckFleet(tc.members, hub) {
+			for _, v := range q.CheckFleet(tc.members, hub) {
 				got = append(got, v.Rule+":"+v.Cluster+":"+v.Field)
 				if !strings.Contains(v.Message, tc.say) {
 					t.Errorf("%q does not say %q (%s)", v.Message, tc.say, tc.reason)

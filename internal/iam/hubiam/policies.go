@@ -199,10 +199,12 @@ func Crossplane(e Env) policydoc.Document {
 	fleetTag := e.HubName + "-*"
 	tagged := map[string]map[string]any{"StringLike": {"aws:ResourceTag/" + fence.TagCluster: fleetTag}}
 	tagging := map[string]map[string]any{"StringLike": {"aws:RequestTag/" + fence.TagCluster: fleetTag}}
+	accessEntries := e.arn("eks", "*", "access-entry/"+e.HubName+"-*/*")
 	eksResources := []string{
 		e.ClusterARNPattern(),
 		e.arn("eks", "*", "nodegroup/"+e.HubName+"-*/*/*"),
-		e.arn("eks", "*", "access-entry/"+e.HubName+"-*/*"),
+		accessEntries,
+		e.arn("eks", "*", "addon/"+e.HubName+"-*/*/*"),
 	}
 	oidc := e.arn("iam", "", "oidc-provider/oidc.eks.*.amazonaws.com/id/*")
 	st := []policydoc.Statement{
@@ -221,9 +223,9 @@ func Crossplane(e Env) policydoc.Document {
 		}, Resource: []string{"*"}, Condition: tagged},
 		{Sid: "TagOnCreate", Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"Null": {"ec2:CreateAction": "false"}, "StringLike": {"aws:RequestTag/" + fence.TagCluster: fleetTag}}},
-		// Reads by name; every write only on a cluster, node group or
-		// access entry the composition tagged as a spoke's (it tags all
-		// three when it creates them), so a cluster named <hub>-x that the
+		// Reads by name; every write only on a cluster, node group,
+		// access entry or add-on the composition tagged as a spoke's (it
+		// tags all four when it creates them), so a cluster named <hub>-x that the
 		// fleet did not make (NM7) is neither changed, tagged nor deleted.
 		{Effect: policydoc.Allow, Action: slices.Clone(crossplaneEKSReads), Resource: eksResources},
 		{Sid: "SpokeClusters", Effect: policydoc.Allow, Action: slices.Clone(crossplaneEKSActions), Resource: eksResources, Condition: tagged},
@@ -239,7 +241,10 @@ func Crossplane(e Env) policydoc.Document {
 		{
 			// Access entries only for the hub's Flux role and spoke admin roles,
 			// and only the cluster-admin policy.
-			Sid: "SpokeAccess", Effect: policydoc.Allow, Action: []string{"eks:CreateAccessEntry", "eks:AssociateAccessPolicy"}, Resource: eksResources,
+			// (CreateAccessEntry is on the cluster, AssociateAccessPolicy on
+			// the access entry.)
+			Sid: "SpokeAccess", Effect: policydoc.Allow, Action: []string{"eks:CreateAccessEntry", "eks:AssociateAccessPolicy"},
+			Resource: []string{e.ClusterARNPattern(), accessEntries},
 			Condition: map[string]map[string]any{
 				"ArnLike":           {"eks:principalArn": []string{e.arn("iam", "", "role/"+FluxRoleName(e.HubName)), e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-admin")}},
 				"ArnEqualsIfExists": {"eks:policyArn": fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", e.Partition)},
@@ -301,11 +306,11 @@ func Crossplane(e Env) policydoc.Document {
 }
 
 var (
-	// on the fleet's clusters, node groups and access entries (by name)
+	// on the fleet's clusters, node groups, access entries and add-ons (by name)
 	crossplaneEKSReads = []string{"eks:Describe*", "eks:List*"}
 	// on those the composition tagged as the fleet's only
 	crossplaneEKSActions = []string{
-		"eks:CreateNodegroup", "eks:Delete*", "eks:DisassociateAccessPolicy",
+		"eks:CreateAddon", "eks:CreateNodegroup", "eks:Delete*", "eks:DisassociateAccessPolicy",
 		"eks:TagResource", "eks:UntagResource", "eks:Update*",
 	}
 	// on the spokes' control-plane log groups only

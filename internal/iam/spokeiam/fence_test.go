@@ -273,7 +273,9 @@ func attacks(a, b string) []probe {
 		p("grant the sealing key to anyone", "kms:CreateGrant", kmsKey, "kms:GrantIsForAWSResource", "false"),
 		p("delete the hub's OIDC provider", "iam:DeleteOpenIDConnectProvider", arn("iam", "oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/HUB0000"),
 			resTag+fence.TagCluster, "mgmt"),
-		// The program tags the hub's provider eksfleet.io/cluster=<hub>.
+		// The hub Crossplane's OIDC attacks (below), which a spoke role must
+		// not get through either; the program tags the hub's provider
+		// eksfleet.io/cluster=<hub>.
 		p("tag the hub's OIDC provider as a spoke's", "iam:TagOpenIDConnectProvider", arn("iam", "oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/HUB0000"),
 			resTag+fence.TagCluster, "mgmt", reqTag+fence.TagCluster, "mgmt-pay", "aws:TagKeys", []string{fence.TagCluster}),
 		p("untag the hub's OIDC provider", "iam:UntagOpenIDConnectProvider", arn("iam", "oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/HUB0000"),
@@ -508,6 +510,10 @@ func hubAttacks() []probe {
 		p("add a node group to a non-fleet cluster", "eks:CreateNodegroup", eks("cluster/mgmt-legacy"), reqTag+fence.TagCluster, "mgmt-legacy",
 			"aws:TagKeys", []string{fence.TagCluster}),
 		p("give Flux a non-fleet cluster", "eks:CreateAccessEntry", eks("cluster/mgmt-legacy"), "eks:principalArn", "arn:aws:iam::"+acct+":role/mgmt-flux"),
+		p("install an add-on on a non-fleet cluster", "eks:CreateAddon", eks("cluster/mgmt-legacy"), reqTag+fence.TagCluster, "mgmt-legacy",
+			"aws:TagKeys", []string{fence.TagCluster}),
+		p("change a non-fleet cluster's add-on", "eks:UpdateAddon", eks("addon/mgmt-legacy/vpc-cni/abcd")),
+		p("delete the hub's own add-on", "eks:DeleteAddon", eks("addon/mgmt/coredns/abcd"), resTag+fence.TagCluster, "mgmt"),
 		p("delete another hub's spoke VPC", "ec2:DeleteVpc", arn("ec2", "vpc/vpc-0mgmt2"), resTag+fence.TagCluster, "mgmt2-pay"),
 		p("mint a role for another hub's spoke", "iam:CreateRole", arn("iam", "role/mgmt2-spoke-pay-admin"),
 			"iam:PermissionsBoundary", "arn:aws:iam::"+acct+":policy/mgmt2-spoke-boundary"),
@@ -558,6 +564,11 @@ func hubNeeds() []probe {
 			resTag+fence.TagCluster, "mgmt-pay", "eks:principalArn", "arn:aws:iam::"+acct+":role/mgmt-spoke-pay-admin",
 			"eks:policyArn", "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"),
 		p("upgrade the cluster", "eks:UpdateClusterVersion", eks("cluster/mgmt-pay"), resTag+fence.TagCluster, "mgmt-pay"),
+		p("install its add-ons", "eks:CreateAddon", eks("cluster/mgmt-pay"), resTag+fence.TagCluster, "mgmt-pay",
+			reqTag+fence.TagCluster, "mgmt-pay", "aws:TagKeys", []string{fence.TagCluster}),
+		p("upgrade an add-on", "eks:UpdateAddon", eks("addon/mgmt-pay/kube-proxy/abcd"), resTag+fence.TagCluster, "mgmt-pay"),
+		p("read it", "eks:DescribeAddon", eks("addon/mgmt-pay/kube-proxy/abcd")),
+		p("delete it with the spoke", "eks:DeleteAddon", eks("addon/mgmt-pay/kube-proxy/abcd"), resTag+fence.TagCluster, "mgmt-pay"),
 		p("delete the node group", "eks:DeleteNodegroup", eks("nodegroup/mgmt-pay/nodes/abcd"), resTag+fence.TagCluster, "mgmt-pay"),
 		p("delete the cluster", "eks:DeleteCluster", eks("cluster/mgmt-pay"), resTag+fence.TagCluster, "mgmt-pay"),
 		p("read the cluster", "eks:DescribeCluster", eks("cluster/mgmt-pay")),

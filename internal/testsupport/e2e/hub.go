@@ -21,6 +21,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
@@ -51,12 +52,8 @@ type HubOptions struct {
 // at the pinned release, syncing the repository's manifests/ from a local
 // Git server over SSH with the deploy key the program generated.
 type Hub struct {
-	Net       *Network
-	Cluster   *Cluster
-	Git       *GitServer
-	Repo      *Repo
+	Site
 	Bootstrap *HubBootstrap
-	Flux      map[string]*Proc
 	Internet  *Internet
 	Pods      *PodRunner
 	// AWS plays the provider family's controllers against Account.
@@ -79,56 +76,23 @@ func (h *Hub) Stop() {
 	if h.Pods != nil {
 		h.Pods.Stop()
 	}
-	for _, p := range h.Flux {
-		p.Stop(0)
-	}
-	if h.Cluster != nil {
-		h.Cluster.Stop()
-	}
-	if h.Git != nil {
-		h.Git.Close()
-	}
 	if h.Internet != nil {
 		h.Internet.Close()
 	}
-	if h.Net != nil {
-		h.Net.Close()
-	}
+	h.stopSite()
 }
 
 // StartHub brings the hub up and returns once the controllers run; the
 // caller waits for what it asserts.
 func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
-	h = &Hub{Flux: map[string]*Proc{}}
+	h = &Hub{}
 	defer func() {
 		if err != nil {
 			h.Stop()
 		}
 	}()
-	if h.Net, err = NewNetwork(opts.Network, opts.Prefix); err != nil {
-		return h, err
-	}
-	// Pods take addresses from the prefix's second /20 (the first holds
-	// the host address the servers listen on).
-	a := opts.Prefix.Masked().Addr().As4()
-	a[2] += 16
-	a[3] = 1
-	podCIDR := netip.PrefixFrom(netip.AddrFrom4(a), 20)
-	if h.Cluster, err = StartCluster(ctx, opts.Dir, "hub", ClusterOptions{Network: h.Net, PodCIDR: podCIDR.String()}); err != nil {
-		return h, err
-	}
-	if h.Git, err = NewGitServer(filepath.Join(opts.Dir, "git"), h.Net.HostIP.String()); err != nil {
-		return h, err
-	}
-	if h.Repo, err = h.Git.InitRepo(RepoName, "main", func(work string) error {
-		if err := copyDir(filepath.Join(opts.RepoRoot, "manifests"), filepath.Join(work, "manifests")); err != nil {
-			return err
-		}
-		if opts.Edit != nil {
-			return opts.Edit(work)
-		}
-		return nil
-	}); err != nil {
+	if err := h.startSite(ctx, SiteOptions{Dir: opts.Dir, Name: "hub", RepoRoot: opts.RepoRoot, Network: opts.Network, Prefix: opts.Prefix,
+		Edits: []func(string) error{compressedTime, opts.Edit}}); err != nil {
 		return h, err
 	}
 	cfg, err := StackConfig(filepath.Join(opts.RepoRoot, "Pulumi.mgmt.yaml"))
@@ -178,6 +142,37 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	return h, h.startFlux(ctx)
 }
 
+// CrossplaneRelease is the hub's Crossplane HelmRelease in the tree.
+const CrossplaneRelease = "manifests/gitops-system/infrastructure/crossplane/release.yaml"
+
+// CircuitBreakerBurst is the XR circuit breaker's burst the suite runs
+// Crossplane with (Crossplane 2.4's default is 100 events, refilled at
+// one a second). The stand-in AWS creates a spoke's ~50 resources in
+// seconds where AWS takes 15 minutes or more, so their provider writes
+// (finalizer, external name, status) reach the composite at a rate AWS
+// never produces; at the default the breaker opens and the composite is
+// reconciled only every 30 s for 5 minutes, which is the stand-in's speed
+// showing, not the fleet's behaviour. The one change the suite makes to
+// the tree it syncs; the suite checks separately that a composed spoke at
+// rest writes nothing (what the breaker protects against).
+const CircuitBreakerBurst = 1000
+
+// compressedTime edits the tree for the stand-in's compressed timeline
+// (CircuitBreakerBurst).
+func compressedTime(work string) error {
+	path := filepath.Join(work, CrossplaneRelease)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	const anchor = "\n  values:\n"
+	if strings.Count(string(b), anchor) != 1 || strings.Contains(string(b), "\n    args:") {
+		return fmt.Errorf("%s: want one values: block without args to add --circuit-breaker-burst to", CrossplaneRelease)
+	}
+	out := strings.Replace(string(b), anchor, fmt.Sprintf("%s    args:\n      - --circuit-breaker-burst=%d\n", anchor, CircuitBreakerBurst), 1)
+	return os.WriteFile(path, []byte(out), 0o644)
+}
+
 // startAWS runs the provider family's stand-in against an empty account
 // (the mocks' account, the stack's partition) until Stop.
 func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
@@ -200,7 +195,26 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 		h.Internet.Handle(host, handler)
 	}
 	h.Account = aws.NewLedger()
-	h.AWS = &aws.Provider{Client: h.Cluster.Client, Module: dir, Account: mocks.AccountID, Partition: "aws", Ledger: h.Account}
+	// The add-on versions AWS offers are those the program looked up (the
+	// mocks' getAddonVersion), as cluster-info carries them.
+	var addons clusterinfo.AddonVersions
+	for _, o := range h.Bootstrap.Objects {
+		if o.GetKind() == "ConfigMap" && o.GetName() == clusterinfo.Name && o.GetNamespace() == clusterinfo.Namespace {
+			v, _, _ := unstructured.NestedString(o.Object, "data", clusterinfo.SpokeAddonVersions)
+			if addons, err = clusterinfo.ParseAddonVersions(v); err != nil {
+				return err
+			}
+		}
+	}
+	if addons == nil {
+		return fmt.Errorf("the program wrote no %s/%s with %s", clusterinfo.Namespace, clusterinfo.Name, clusterinfo.SpokeAddonVersions)
+	}
+	h.AWS = &aws.Provider{Client: h.Cluster.Client, Module: dir, Account: mocks.AccountID, Partition: "aws", Ledger: h.Account,
+		AddonVersions: addons,
+		// EKS takes minutes to move a control plane or a node group to a
+		// new version and reports the old one meanwhile; a few seconds
+		// here keep that order visible.
+		UpdateTakes: map[string]time.Duration{"aws_eks_cluster": 5 * time.Second, "aws_eks_node_group": 5 * time.Second}}
 	awsCtx, cancel := context.WithCancel(context.Background())
 	h.stopAWS, h.awsDone = cancel, make(chan struct{})
 	go func() {

@@ -39,32 +39,15 @@ type SpokeOptions struct {
 // on a spoke the caller applies (e.g. the objects the tree builds for
 // them); nothing of the hub runs.
 type Spoke struct {
-	Net     *Network
-	Cluster *Cluster
-	Git     *GitServer
-	Repo    *Repo
-	Flux    map[string]*Proc
+	Site
 }
 
 // Stop stops every process and removes the network.
-func (s *Spoke) Stop() {
-	for _, p := range s.Flux {
-		p.Stop(0)
-	}
-	if s.Cluster != nil {
-		s.Cluster.Stop()
-	}
-	if s.Git != nil {
-		s.Git.Close()
-	}
-	if s.Net != nil {
-		s.Net.Close()
-	}
-}
+func (s *Spoke) Stop() { s.stopSite() }
 
 // StartSpoke brings the spoke up and returns once its controllers run.
 func StartSpoke(ctx context.Context, opts SpokeOptions) (s *Spoke, err error) {
-	s = &Spoke{Flux: map[string]*Proc{}}
+	s = &Spoke{}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -73,27 +56,8 @@ func StartSpoke(ctx context.Context, opts SpokeOptions) (s *Spoke, err error) {
 	if opts.Instance == nil {
 		return s, fmt.Errorf("spoke: no FluxInstance")
 	}
-	if s.Net, err = NewNetwork(opts.Network, opts.Prefix); err != nil {
-		return s, err
-	}
-	a := opts.Prefix.Masked().Addr().As4()
-	a[2] += 16
-	a[3] = 1
-	if s.Cluster, err = StartCluster(ctx, opts.Dir, "spoke", ClusterOptions{Network: s.Net, PodCIDR: netip.PrefixFrom(netip.AddrFrom4(a), 20).String()}); err != nil {
-		return s, err
-	}
-	if s.Git, err = NewGitServer(filepath.Join(opts.Dir, "git"), s.Net.HostIP.String()); err != nil {
-		return s, err
-	}
-	if s.Repo, err = s.Git.InitRepo(RepoName, "main", func(work string) error {
-		if err := copyDir(filepath.Join(opts.RepoRoot, "manifests"), filepath.Join(work, "manifests")); err != nil {
-			return err
-		}
-		if opts.Edit != nil {
-			return opts.Edit(work)
-		}
-		return nil
-	}); err != nil {
+	if err := s.startSite(ctx, SiteOptions{Dir: opts.Dir, Name: "spoke", RepoRoot: opts.RepoRoot, Network: opts.Network, Prefix: opts.Prefix,
+		Edits: []func(string) error{opts.Edit}}); err != nil {
 		return s, err
 	}
 	flux, err := FluxInstallation(ctx, opts.Instance)

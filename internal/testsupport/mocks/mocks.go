@@ -26,6 +26,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
 
 // Fixed answers of the invokes.
@@ -84,6 +86,10 @@ type Mocks struct {
 	// LogGroups are the CloudWatch log groups that already exist (what
 	// getLogGroups answers, by name prefix).
 	LogGroups []string
+	// AddonVersion answers getAddonVersion for a provider region, add-on
+	// and Kubernetes version ("" is EKS offering none); nil answers
+	// clusterinfo.ExampleAddonVersion everywhere.
+	AddonVersion func(region, addon, k8s string) string
 	// RealKeys makes tls private keys and self-signed certificates real
 	// (generated as pulumi-tls generates them) instead of placeholders, for
 	// tests that use them (the real-controller suite).
@@ -232,22 +238,24 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"partition": Partition, "dnsSuffix": "amazonaws.com", "id": Partition, "reverseDnsPrefix": "com.amazonaws",
 		}), nil
+	case "aws:eks/getAddonVersion:getAddonVersion":
+		addon, k8s := args.Args["addonName"].StringValue(), args.Args["kubernetesVersion"].StringValue()
+		answer := m.AddonVersion
+		if answer == nil {
+			answer = func(_, addon, k8s string) string { return clusterinfo.ExampleAddonVersion(addon, k8s) }
+		}
+		v := answer(m.providerRegion(args.Provider), addon, k8s)
+		if v == "" {
+			// As the provider reports an empty DescribeAddonVersions.
+			return nil, fmt.Errorf("mocks: reading EKS Add-On version info (%s, %s): empty result", addon, k8s)
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"addonName": addon, "kubernetesVersion": k8s, "version": v, "id": addon,
+		}), nil
 	case "aws:index/getAvailabilityZones:getAvailabilityZones":
 		ids := make([]any, len(m.AZs))
 		names := make([]any, len(m.AZs))
-		// The zones of the stack's region (AZs are written for Region).
-		m.mu.Lock()
-		region := ""
-		if m.ctx != nil {
-			region = config.Get(m.ctx, "aws:region")
-		}
-		// An explicit provider ("<urn>::<id>") answers for its own region.
-		if i := strings.LastIndex(args.Provider, "::"); i > 0 {
-			if p, ok := m.byURN[args.Provider[:i]]; ok {
-				region = str(p.Inputs, "region")
-			}
-		}
-		m.mu.Unlock()
+		region := m.providerRegion(args.Provider)
 		zoneNames, zoneIDs := m.Zones(region)
 		for i := range zoneNames {
 			names[i], ids[i] = zoneNames[i], zoneIDs[i]
@@ -255,6 +263,23 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		return resource.NewPropertyMapFromMap(map[string]any{"names": names, "zoneIds": ids, "id": Region}), nil
 	}
 	return nil, fmt.Errorf("mocks: unexpected invoke %s", args.Token)
+}
+
+// providerRegion is the region an invoke reads: its explicit provider's
+// ("<urn>::<id>"), else the stack's (aws:region).
+func (m *Mocks) providerRegion(provider string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	region := ""
+	if m.ctx != nil {
+		region = config.Get(m.ctx, "aws:region")
+	}
+	if i := strings.LastIndex(provider, "::"); i > 0 {
+		if p, ok := m.byURN[provider[:i]]; ok {
+			region = str(p.Inputs, "region")
+		}
+	}
+	return region
 }
 
 // Zones are the zone names and IDs getAvailabilityZones answers for region

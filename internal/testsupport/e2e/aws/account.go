@@ -28,6 +28,7 @@ var ForceNew = map[string][]string{
 	"aws_eks_cluster":                   {"roleArn", "bootstrapSelfManagedAddons"},
 	"aws_eks_access_entry":              {"clusterName", "principalArn", "type"},
 	"aws_eks_access_policy_association": {"clusterName", "principalArn", "policyArn"},
+	"aws_eks_addon":                     {"addonName", "clusterName"},
 	"aws_vpc":                           {"cidrBlock"},
 	"aws_subnet":                        {"availabilityZone", "availabilityZoneId", "cidrBlock", "vpcId"},
 	"aws_nat_gateway":                   {"allocationId", "connectivityType", "subnetId"},
@@ -40,6 +41,16 @@ var ForceNew = map[string][]string{
 	"aws_iam_role_policy_attachment":    {"policyArn", "role"},
 	"aws_iam_openid_connect_provider":   {"url"},
 	"aws_cloudwatch_log_group":          {"namePrefix"},
+}
+
+// asyncUpdates are the arguments whose update AWS runs for a while and
+// reports only when done: an EKS control plane's and a node group's
+// Kubernetes version (UpdateClusterVersion, UpdateNodegroupVersion return
+// an update ID; DescribeCluster and DescribeNodegroup report the old
+// version until it succeeds).
+var asyncUpdates = map[string][]string{
+	"aws_eks_cluster":    {"version"},
+	"aws_eks_node_group": {"version"},
 }
 
 // inUseRefusal are the types AWS refuses to delete while another resource
@@ -88,6 +99,9 @@ func providerID(tf string, args map[string]any) string {
 		return s("clusterName") + ":" + s("principalArn")
 	case "aws_eks_access_policy_association":
 		return s("clusterName") + "#" + s("principalArn") + "#" + s("policyArn")
+	case "aws_eks_addon":
+		// internal/service/eks/addon.go addonCreateResourceID.
+		return s("clusterName") + ":" + s("addonName")
 	case "aws_iam_role_policy":
 		return s("role") + ":" + s("name")
 	case "aws_iam_role_policy_attachment":
@@ -136,6 +150,8 @@ func arn(partition, account, region, tf string, r *Resource, args map[string]any
 		return fmt.Sprintf("arn:%s:eks:%s:%s:nodegroup/%s/%s/%s", partition, region, account, s("clusterName"), r.Name, randomHex(8))
 	case "aws_eks_access_entry":
 		return fmt.Sprintf("arn:%s:eks:%s:%s:access-entry/%s/%s", partition, region, account, s("clusterName"), randomHex(8))
+	case "aws_eks_addon":
+		return fmt.Sprintf("arn:%s:eks:%s:%s:addon/%s/%s/%s", partition, region, account, s("clusterName"), s("addonName"), randomHex(8))
 	case "aws_cloudwatch_log_group":
 		return fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s", partition, region, account, r.Name)
 	case "aws_iam_role":
@@ -168,6 +184,9 @@ func computed(r *Resource, now time.Time) map[string]any {
 		out["tagsAll"] = t
 	}
 	ready := !now.Before(r.ReadyAt)
+	for k := range r.Previous {
+		out[k] = r.Reported(k, now)
+	}
 	switch r.Type {
 	case "aws_eks_cluster":
 		out["status"] = "CREATING"

@@ -4,10 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
@@ -173,6 +175,106 @@ func TestTrusts(t *testing.T) {
 			err := trusts(doc, tc.user, tc.auds)
 			if (err == nil) != tc.ok {
 				t.Errorf("%s\ntrusts(...): got %v, want ok=%t", tc.reason, err, tc.ok)
+			}
+		})
+	}
+}
+
+// TestEKSVersionRefusal checks AWS's version rules for clusters, node
+// groups and add-ons.
+func TestEKSVersionRefusal(t *testing.T) {
+	cluster := func(v string) *Resource {
+		return &Resource{Kind: "eks.aws.upbound.io/Cluster", Type: "aws_eks_cluster", ID: "mgmt-pay", Name: "mgmt-pay",
+			Attrs: map[string]any{"version": v, "region": "eu-west-1"}}
+	}
+	nodes := func(v string) *Resource {
+		return &Resource{Kind: "eks.aws.upbound.io/NodeGroup", Type: "aws_eks_node_group", ID: "mgmt-pay:default", Name: "default",
+			Attrs: map[string]any{"version": v, "clusterName": "mgmt-pay", "region": "eu-west-1"}}
+	}
+	addon := func(v string) *Resource {
+		return &Resource{Kind: "eks.aws.upbound.io/Addon", Type: "aws_eks_addon", ID: "mgmt-pay:kube-proxy", Name: "mgmt-pay:kube-proxy",
+			Attrs: map[string]any{"addonVersion": v, "addonName": "kube-proxy", "clusterName": "mgmt-pay", "region": "eu-west-1"}}
+	}
+	upgrading := func(r *Resource, from string) *Resource {
+		r.Previous, r.UpdatedAt = map[string]any{"version": from}, time.Now().Add(time.Hour)
+		return r
+	}
+	offered := clusterinfo.AddonVersions{"eu-west-1": {
+		"1.35": {"kube-proxy": "v1.35.0-eksbuild.1"},
+		"1.36": {"kube-proxy": "v1.36.0-eksbuild.1"},
+	}}
+	cases := map[string]struct {
+		reason  string
+		account []*Resource // what exists besides old
+		old     *Resource   // nil: a create
+		args    *Resource   // the arguments asked for (its Attrs)
+		want    string      // "" EKS takes it, else a part of AWS's error
+	}{
+		"ClusterOneMinor": {
+			reason:  "The control plane moves one minor version, its nodes at its version.",
+			account: []*Resource{nodes("1.35")}, old: cluster("1.35"), args: cluster("1.36"),
+		},
+		"ClusterSkipsAMinor": {
+			reason:  "UpdateClusterVersion moves one minor version at a time.",
+			account: []*Resource{nodes("1.34")}, old: cluster("1.34"), args: cluster("1.36"),
+			want: "Unsupported Kubernetes minor version update from 1.34 to 1.36",
+		},
+		"ClusterBeforeNodes": {
+			reason:  "The node groups must run the cluster's version first.",
+			account: []*Resource{nodes("1.34")}, old: cluster("1.35"), args: cluster("1.36"),
+			want: "Nodegroups default must be updated to match cluster version 1.35 before updating cluster version",
+		},
+		"NodesFollow": {
+			reason:  "A node group moves to its cluster's version.",
+			account: []*Resource{cluster("1.36")}, old: nodes("1.35"), args: nodes("1.36"),
+		},
+		"NodesDuringControlPlaneUpgrade": {
+			reason:  "EKS reports the old version until UpdateClusterVersion is done.",
+			account: []*Resource{upgrading(cluster("1.36"), "1.35")}, old: nodes("1.35"), args: nodes("1.36"),
+			want: "Requested Nodegroup Kubernetes version 1.36 is newer than the cluster's version 1.35",
+		},
+		"ClusterUpgradeRunning": {
+			reason:  "One update at a time.",
+			account: []*Resource{nodes("1.35")}, old: upgrading(cluster("1.36"), "1.35"), args: cluster("1.37"),
+			want: "Cluster mgmt-pay is already being updated to 1.36",
+		},
+		"NodesAhead": {
+			reason:  "No node group is newer than its control plane.",
+			account: []*Resource{cluster("1.35")}, old: nodes("1.35"), args: nodes("1.36"),
+			want: "Requested Nodegroup Kubernetes version 1.36 is newer than the cluster's version 1.35",
+		},
+		"NodesCreatedAhead": {
+			reason:  "Nor created newer.",
+			account: []*Resource{cluster("1.35")}, args: nodes("1.36"),
+			want: "Requested Nodegroup Kubernetes version 1.36",
+		},
+		"AddonOffered": {
+			reason:  "The add-on version listed for the cluster's version.",
+			account: []*Resource{cluster("1.36")}, old: addon("v1.35.0-eksbuild.1"), args: addon("v1.36.0-eksbuild.1"),
+		},
+		"AddonAhead": {
+			reason:  "kube-proxy 1.36 is not offered for a 1.35 cluster.",
+			account: []*Resource{cluster("1.35")}, args: addon("v1.36.0-eksbuild.1"),
+			want: `Addon version v1.36.0-eksbuild.1 of kube-proxy is not supported on Kubernetes 1.35 (DescribeAddonVersions lists "v1.35.0-eksbuild.1")`,
+		},
+		"AddonWithoutCluster": {
+			reason: "An add-on needs its cluster.",
+			args:   addon("v1.35.0-eksbuild.1"),
+			want:   "No cluster found for name: mgmt-pay",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &Provider{Ledger: NewLedger(), AddonVersions: offered}
+			for _, r := range tc.account {
+				p.Ledger.put(r)
+			}
+			if tc.old != nil {
+				p.Ledger.put(tc.old)
+			}
+			got := p.eksVersionRefusal(tc.args.Type, tc.old, tc.args.Attrs)
+			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("%s\neksVersionRefusal(...): got %q, want %q", tc.reason, got, tc.want)
 			}
 		})
 	}

@@ -44,6 +44,15 @@
 //     subnet with a NAT gateway or associations), and a launch template's
 //     versions (each update is a new version, which the template makes its
 //     default when asked to; EC2 CreateLaunchTemplateVersion).
+//   - EKS's version rules (eksversions.go): UpdateClusterVersion one minor
+//     version at a time and only with every node group at the cluster's
+//     version (the message hashicorp/terraform-provider-aws#19478 quotes),
+//     no node group newer than its cluster, and an add-on version only if
+//     DescribeAddonVersions offers it for the cluster's version (here the
+//     versions the suite's hub looked up); refusals are reported as failed
+//     external calls and listed (Provider.Refusals). AWS's own messages for
+//     the last two are paraphrased, and an update's duration is not
+//     modelled (AWS reports the new version at once);
 //   - faults the suite injects (Provider.Fail): an AWS error on a create or
 //     update is reported as crossplane-runtime reports a failed external
 //     call, the managed resource Synced False with "create failed: <error>"

@@ -28,6 +28,19 @@ type Resource struct {
 	Created time.Time
 	// ReadyAt is when AWS reports it available.
 	ReadyAt time.Time
+	// Previous are arguments AWS still reports with their old values while
+	// an update runs, until UpdatedAt (an EKS version update).
+	Previous  map[string]any
+	UpdatedAt time.Time
+}
+
+// Reported is what AWS reports for argument key now: its previous value
+// while an update of it runs.
+func (r Resource) Reported(key string, now time.Time) any {
+	if v, ok := r.Previous[key]; ok && now.Before(r.UpdatedAt) {
+		return v
+	}
+	return r.Attrs[key]
 }
 
 // Ledger is what exists in the account, and what happened to it.
@@ -106,14 +119,26 @@ func (l *Ledger) Log() []string {
 	return append([]string(nil), l.log...)
 }
 
+// update applies attrs to a resource and logs which arguments changed
+// ("<time> update <kind> <id> (<argument>, ...)").
 func (l *Ledger) update(kind, id string, attrs map[string]any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r, ok := l.res[kind+"/"+id]; ok {
+		diff := changed(r.Attrs, attrs)
 		r.Attrs = attrs
 		r.Tags = tagsOf(attrs)
 		r.Updates++
-		l.log = append(l.log, fmt.Sprintf("%s update %s %s", time.Now().Format("15:04:05.000"), kind, id))
+		l.log = append(l.log, fmt.Sprintf("%s update %s %s (%s)", time.Now().Format("15:04:05.000"), kind, id, strings.Join(diff, ", ")))
+	}
+}
+
+// updating records that AWS reports previous until until.
+func (l *Ledger) updating(kind, id string, previous map[string]any, until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r, ok := l.res[kind+"/"+id]; ok {
+		r.Previous, r.UpdatedAt = previous, until
 	}
 }
 

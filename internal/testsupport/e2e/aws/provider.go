@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
 
 const (
@@ -55,11 +58,22 @@ type Provider struct {
 	// ReadyAfter is how long AWS takes to make a resource of a Terraform
 	// type available (absent: at once).
 	ReadyAfter map[string]time.Duration
+	// UpdateTakes is how long AWS takes to finish an update of the
+	// asyncUpdates arguments of a Terraform type (absent: at once), during
+	// which it reports their old values.
+	UpdateTakes map[string]time.Duration
+	// AddonVersions are the EKS add-on versions AWS offers, per region and
+	// Kubernetes version (what DescribeAddonVersions answers): CreateAddon
+	// and UpdateAddon take no other.
+	AddonVersions clusterinfo.AddonVersions
 
 	mu     sync.Mutex
 	pkgs   map[string]*Package
 	naming map[string]Naming
 	errs   []string
+	// refusals are the calls AWS refused for the versions they asked for
+	// (eksVersionRefusal).
+	refusals []string
 	// faults fail the next calls that would change a kind in AWS; held
 	// kinds are not reconciled at all (a provider stopped or restarting).
 	faults map[string]*fault
@@ -163,6 +177,21 @@ func (p *Provider) Errors() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.errs...)
+}
+
+// Refusals returns the calls AWS refused for the Kubernetes or add-on
+// versions they asked for, each with the managed resource and AWS's error.
+func (p *Provider) Refusals() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.refusals...)
+}
+
+// refuseVersion records a version refusal.
+func (p *Provider) refuseVersion(u *unstructured.Unstructured, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refusals = append(p.refusals, fmt.Sprintf("%s %s: %s", u.GetKind(), u.GetName(), msg))
 }
 
 func (p *Provider) note(format string, args ...any) {
@@ -314,6 +343,11 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileCreate, err)))
 			return p.writeStatus(ctx, before, u)
 		}
+		if msg := p.eksVersionRefusal(tf, nil, args); msg != "" {
+			p.refuseVersion(u, msg)
+			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileCreate, msg)))
+			return p.writeStatus(ctx, before, u)
+		}
 		r = p.create(kindKey, tf, u.GetName(), name, args)
 		if meta.GetExternalName(u) != r.Name {
 			meta.SetExternalName(u, r.Name)
@@ -338,7 +372,23 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			p.setAtProvider(u, r)
 			return p.writeStatus(ctx, before, u)
 		}
+		if msg := p.eksVersionRefusal(tf, r, args); msg != "" {
+			p.refuseVersion(u, msg)
+			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileUpdate, msg)))
+			p.setAtProvider(u, r)
+			return p.writeStatus(ctx, before, u)
+		}
+		// What AWS reports while an asynchronous update runs.
+		previous := map[string]any{}
+		for _, k := range asyncUpdates[tf] {
+			if p.UpdateTakes[tf] > 0 && slices.Contains(diff, k) {
+				previous[k] = r.Reported(k, time.Now())
+			}
+		}
 		p.Ledger.update(kindKey, r.ID, args)
+		if len(previous) > 0 {
+			p.Ledger.updating(kindKey, r.ID, previous, time.Now().Add(p.UpdateTakes[tf]))
+		}
 		r = p.Ledger.get(kindKey, r.ID)
 	}
 	p.setAtProvider(u, r)

@@ -1,0 +1,85 @@
+package compose
+
+import (
+	"fmt"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+)
+
+// kubernetesSteps are the Kubernetes versions composed for the control
+// plane and the node group, and the version whose add-ons the spoke runs.
+type kubernetesSteps struct {
+	Cluster, Nodes, Addons string
+}
+
+// kubernetesSteps takes a spoke from the versions AWS reports to the
+// claim's spec.kubernetesVersion in the order EKS requires, so that no step
+// is refused:
+//   - the control plane moves one minor version at a time, and only once
+//     every managed node group runs its current version (UpdateClusterVersion
+//     refuses otherwise: "Nodegroups ... must be updated to match cluster
+//     version ... before updating cluster version");
+//   - the nodes follow the control plane and never pass it (a node group
+//     version newer than the cluster's is refused);
+//   - the add-ons follow the nodes (kube-proxy must not be newer than the
+//     kubelets it runs beside): their versions are those of the Kubernetes
+//     version the nodes report.
+//
+// When the observation lacks a version (a cluster being created, a status
+// written without atProvider), the versions last composed are kept.
+func (p Params) kubernetesSteps() kubernetesSteps {
+	spec := p.Spec.KubernetesVersion
+	composed := func(key string) string {
+		return str(field(p.Observed[key], "spec", "forProvider"), "version")
+	}
+	reported := func(key string) string {
+		v, _ := atProvider(p.Observed[key], "version").(string)
+		return v
+	}
+	_, nodesExist := p.Observed["node-group"]
+	cluster, nodes := reported("cluster"), reported("node-group")
+
+	var s kubernetesSteps
+	switch {
+	case cluster == "":
+		s.Cluster = orDefault(composed("cluster"), spec)
+		s.Nodes = orDefault(composed("node-group"), s.Cluster)
+	case !versionBefore(cluster, spec):
+		s.Cluster, s.Nodes = spec, spec
+	case nodesExist && nodes != cluster:
+		// The nodes catch up before the control plane moves on.
+		s.Cluster, s.Nodes = cluster, cluster
+	default:
+		s.Cluster, s.Nodes = nextMinor(cluster), cluster
+	}
+	s.Addons = orDefault(nodes, s.Nodes)
+	return s
+}
+
+// versionBefore reports whether Kubernetes version a is older than b (both
+// MAJOR.MINOR; an unparsable version is never older).
+func versionBefore(a, b string) bool {
+	aMaj, aMin, errA := versions.ParseMinor(a)
+	bMaj, bMin, errB := versions.ParseMinor(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	return aMaj < bMaj || (aMaj == bMaj && aMin < bMin)
+}
+
+// nextMinor is the minor version after v ("1.35" -> "1.36"); v itself when
+// it does not parse.
+func nextMinor(v string) string {
+	major, minor, err := versions.ParseMinor(v)
+	if err != nil {
+		return v
+	}
+	return fmt.Sprintf("%d.%d", major, minor+1)
+}
+
+func orDefault(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}
