@@ -50,7 +50,13 @@ type composed struct {
 // composedResources reads the claim's composite and every resource it
 // composed.
 func composedResources(ctx context.Context, h *e2e.Hub) (claim *unstructured.Unstructured, out []composed, err error) {
-	claim, err = h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+	return composedResourcesOf(ctx, h, claimName)
+}
+
+// composedResourcesOf reads the composite of the claim name and every
+// resource it composed.
+func composedResourcesOf(ctx context.Context, h *e2e.Hub, name string) (claim *unstructured.Unstructured, out []composed, err error) {
+	claim, err = h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,9 +128,14 @@ func describeComposed(out []composed) string {
 // claimComposed waits for the example claim to be Synced with every
 // composed managed resource Synced and Ready; the error says what is not.
 func claimComposed(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
+	return claimComposedOf(ctx, h, claimName, timeout)
+}
+
+// claimComposedOf is claimComposed for the claim name.
+func claimComposedOf(ctx context.Context, h *e2e.Hub, name string, timeout time.Duration) error {
 	var last string
 	err := e2e.Poll(ctx, timeout, func() (bool, error) {
-		claim, out, err := composedResources(ctx, h)
+		claim, out, err := composedResourcesOf(ctx, h, name)
 		if err != nil {
 			last = err.Error()
 			return false, nil
@@ -157,20 +168,21 @@ func claimComposed(ctx context.Context, h *e2e.Hub, timeout time.Duration) error
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("claim %s/%s not composed (%v):\n%s\nstand-in errors: %v", claimNS, claimName, err, last, h.AWS.Errors())
+		return fmt.Errorf("claim %s/%s not composed (%v):\n%s\nstand-in errors: %v", claimNS, name, err, last, h.AWS.Errors())
 	}
 	return nil
 }
 
 // claimComposes checks the example claim on the hub: Synced, every
 // composed managed resource Ready and Synced in the stand-in account, each
-// external name a resource the account holds; then natMode single ->
-// per-az reroutes every private subnet through the NAT gateway of its own
-// zone, Crossplane's webhook refuses to delete a resource a Usage holds,
-// the observed cluster losing its issuer deletes nothing, AWS errors on a
-// node group update are retried and, when they persist, shown on the
-// claim, and a change of the node group's instance types is refused
-// visibly on the claim.
+// external name a resource the account holds, nothing rewritten at rest;
+// then natMode single -> per-az reroutes every private subnet through the
+// NAT gateway of its own zone, Crossplane's webhook refuses to delete a
+// resource a Usage holds, the observed cluster losing its issuer deletes
+// nothing, AWS errors on a node group update are retried and, when they
+// persist, shown on the claim, a Kubernetes upgrade runs in EKS's order, a
+// change of the node group's instance types is refused visibly on the
+// claim, and a second spoke's lead time is measured.
 func claimComposes(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
 	start := time.Now()
@@ -244,6 +256,9 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 			}
 		}
 	})
+
+	// Last: it adds a second spoke to the account.
+	t.Run("lead time of a new spoke", func(t *testing.T) { leadTime(t, h) })
 }
 
 // usageProtects tries to delete the claim's VPC, which a ClusterUsage

@@ -134,9 +134,15 @@ func ClusterPart(p Params, c *Composed) error {
 	}
 	version := launchTemplateVersion(p.Observed["launch-template"])
 	_, nodesExist := p.Observed["node-group"]
-	if version == "" && !nodesExist {
+	switch {
+	case !nodesExist && !IsReady(p.Observed["cluster"]):
+		// EKS refuses CreateNodegroup until the cluster is ACTIVE ("Cluster
+		// ... is not in ACTIVE status", InvalidRequestException), and the
+		// provider would retry it with a growing back-off.
+		c.Pending = append(c.Pending, "node group waits for cluster "+eks+" to be active")
+	case version == "" && !nodesExist:
 		c.Pending = append(c.Pending, "node group waits for launch template "+launchTemplate)
-	} else {
+	default:
 		lt := Object{"name": launchTemplate}
 		if version != "" {
 			lt["version"] = version

@@ -50,6 +50,15 @@ func TestNodeLaunchTemplate(t *testing.T) {
 			o["launch-template"]["status"] = Object{"atProvider": Object{"latestVersion": float64(3)}}
 		}, Object{"name": workloadcluster.NodeLaunchTemplateName(cluster), "version": "3"}, false,
 			"a new template version (changed tags) rolls the nodes"},
+		{"cluster not active yet", func(o map[string]Object) {
+			o["cluster"]["status"] = Object{"conditions": []any{Object{"type": "Ready", "status": "False", "reason": "Creating"}}}
+			delete(o, "node-group")
+		}, nil, true, "EKS refuses CreateNodegroup until the cluster is ACTIVE (the provider would back off)"},
+		{"cluster updating, nodes exist", func(o map[string]Object) {
+			o["cluster"]["status"].(Object)["conditions"] = []any{Object{"type": "Ready", "status": "False", "reason": "Creating"}}
+			o["launch-template"]["status"] = Object{"atProvider": Object{"latestVersion": float64(3)}}
+		}, Object{"name": workloadcluster.NodeLaunchTemplateName(cluster), "version": "3"}, false,
+			"existing nodes stay composed whatever the cluster reports"},
 		{"template not reported, no nodes yet", func(o map[string]Object) {
 			o["launch-template"]["status"] = Object{}
 			delete(o, "node-group")

@@ -67,7 +67,7 @@ var inUseRefusal = map[string]string{
 func (p *Provider) create(kind, tf, owner, name string, args map[string]any) *Resource {
 	region, _ := args["region"].(string)
 	r := &Resource{Kind: kind, Type: tf, Owner: owner, Attrs: args, Tags: tagsOf(args), Created: time.Now()}
-	r.ReadyAt = r.Created.Add(p.ReadyAfter[tf])
+	r.ReadyAt = r.Created.Add(p.readyAfter(tf))
 	switch p.naming[tf] {
 	case ByName:
 		r.ID, r.Name = name, name

@@ -180,9 +180,9 @@ func TestTrusts(t *testing.T) {
 	}
 }
 
-// TestEKSVersionRefusal checks AWS's version rules for clusters, node
-// groups and add-ons.
-func TestEKSVersionRefusal(t *testing.T) {
+// TestEKSRefusal checks EKS's rules for clusters, node groups and add-ons:
+// versions, and a cluster that is not active yet.
+func TestEKSRefusal(t *testing.T) {
 	cluster := func(v string) *Resource {
 		return &Resource{Kind: "eks.aws.upbound.io/Cluster", Type: "aws_eks_cluster", ID: "mgmt-pay", Name: "mgmt-pay",
 			Attrs: map[string]any{"version": v, "region": "eu-west-1"}}
@@ -194,6 +194,10 @@ func TestEKSVersionRefusal(t *testing.T) {
 	addon := func(v string) *Resource {
 		return &Resource{Kind: "eks.aws.upbound.io/Addon", Type: "aws_eks_addon", ID: "mgmt-pay:kube-proxy", Name: "mgmt-pay:kube-proxy",
 			Attrs: map[string]any{"addonVersion": v, "addonName": "kube-proxy", "clusterName": "mgmt-pay", "region": "eu-west-1"}}
+	}
+	creating := func(r *Resource) *Resource {
+		r.ReadyAt = time.Now().Add(time.Hour)
+		return r
 	}
 	upgrading := func(r *Resource, from string) *Resource {
 		r.Previous, r.UpdatedAt = map[string]any{"version": from}, time.Now().Add(time.Hour)
@@ -238,6 +242,16 @@ func TestEKSVersionRefusal(t *testing.T) {
 			account: []*Resource{nodes("1.35")}, old: upgrading(cluster("1.36"), "1.35"), args: cluster("1.37"),
 			want: "Cluster mgmt-pay is already being updated to 1.36",
 		},
+		"NodesBeforeClusterActive": {
+			reason:  "CreateNodegroup needs the cluster ACTIVE.",
+			account: []*Resource{creating(cluster("1.35"))}, args: nodes("1.35"),
+			want: "Cluster 'mgmt-pay' is not in ACTIVE status",
+		},
+		"AddonBeforeClusterActive": {
+			reason:  "So does CreateAddon.",
+			account: []*Resource{creating(cluster("1.35"))}, args: addon("v1.35.0-eksbuild.1"),
+			want: "Cluster 'mgmt-pay' is not in ACTIVE status",
+		},
 		"NodesAhead": {
 			reason:  "No node group is newer than its control plane.",
 			account: []*Resource{cluster("1.35")}, old: nodes("1.35"), args: nodes("1.36"),
@@ -272,9 +286,9 @@ func TestEKSVersionRefusal(t *testing.T) {
 			if tc.old != nil {
 				p.Ledger.put(tc.old)
 			}
-			got := p.eksVersionRefusal(tc.args.Type, tc.old, tc.args.Attrs)
+			got := p.eksRefusal(tc.args.Type, tc.old, tc.args.Attrs)
 			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
-				t.Errorf("%s\neksVersionRefusal(...): got %q, want %q", tc.reason, got, tc.want)
+				t.Errorf("%s\neksRefusal(...): got %q, want %q", tc.reason, got, tc.want)
 			}
 		})
 	}

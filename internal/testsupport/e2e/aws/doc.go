@@ -44,9 +44,11 @@
 //     subnet with a NAT gateway or associations), and a launch template's
 //     versions (each update is a new version, which the template makes its
 //     default when asked to; EC2 CreateLaunchTemplateVersion).
-//   - EKS's version rules (eksversions.go): UpdateClusterVersion one minor
-//     version at a time and only with every node group at the cluster's
-//     version (the message hashicorp/terraform-provider-aws#19478 quotes),
+//   - EKS's rules (eksrules.go): no node group or add-on created before its
+//     cluster is ACTIVE (the message eksctl-io/eksctl#2244 quotes);
+//     UpdateClusterVersion one minor version at a time and only with every
+//     node group at the cluster's version (the message
+//     hashicorp/terraform-provider-aws#19478 quotes),
 //     no node group newer than its cluster, and an add-on version only if
 //     DescribeAddonVersions offers it for the cluster's version (here the
 //     versions the suite's hub looked up); refusals are reported as failed

@@ -56,7 +56,8 @@ type Provider struct {
 	Account, Partition string
 	Ledger             *Ledger
 	// ReadyAfter is how long AWS takes to make a resource of a Terraform
-	// type available (absent: at once).
+	// type available (absent: at once); SetReadyAfter changes it while the
+	// stand-in runs.
 	ReadyAfter map[string]time.Duration
 	// UpdateTakes is how long AWS takes to finish an update of the
 	// asyncUpdates arguments of a Terraform type (absent: at once), during
@@ -71,8 +72,7 @@ type Provider struct {
 	pkgs   map[string]*Package
 	naming map[string]Naming
 	errs   []string
-	// refusals are the calls AWS refused for the versions they asked for
-	// (eksVersionRefusal).
+	// refusals are the calls EKS refused by its rules (eksRefusal).
 	refusals []string
 	// faults fail the next calls that would change a kind in AWS; held
 	// kinds are not reconciled at all (a provider stopped or restarting).
@@ -179,16 +179,35 @@ func (p *Provider) Errors() []string {
 	return append([]string(nil), p.errs...)
 }
 
-// Refusals returns the calls AWS refused for the Kubernetes or add-on
-// versions they asked for, each with the managed resource and AWS's error.
+// SetReadyAfter sets how long AWS takes to make a resource of a Terraform
+// type available, for resources created from now on.
+func (p *Provider) SetReadyAfter(tf string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ReadyAfter == nil {
+		p.ReadyAfter = map[string]time.Duration{}
+	}
+	p.ReadyAfter[tf] = d
+}
+
+// readyAfter is ReadyAfter[tf], read under the lock.
+func (p *Provider) readyAfter(tf string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ReadyAfter[tf]
+}
+
+// Refusals returns the calls EKS refused by its rules (a cluster not
+// active yet, Kubernetes or add-on versions), each with the managed
+// resource and AWS's error.
 func (p *Provider) Refusals() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.refusals...)
 }
 
-// refuseVersion records a version refusal.
-func (p *Provider) refuseVersion(u *unstructured.Unstructured, msg string) {
+// refuse records a refusal by EKS's rules.
+func (p *Provider) refuse(u *unstructured.Unstructured, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.refusals = append(p.refusals, fmt.Sprintf("%s %s: %s", u.GetKind(), u.GetName(), msg))
@@ -343,8 +362,8 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileCreate, err)))
 			return p.writeStatus(ctx, before, u)
 		}
-		if msg := p.eksVersionRefusal(tf, nil, args); msg != "" {
-			p.refuseVersion(u, msg)
+		if msg := p.eksRefusal(tf, nil, args); msg != "" {
+			p.refuse(u, msg)
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileCreate, msg)))
 			return p.writeStatus(ctx, before, u)
 		}
@@ -372,8 +391,8 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			p.setAtProvider(u, r)
 			return p.writeStatus(ctx, before, u)
 		}
-		if msg := p.eksVersionRefusal(tf, r, args); msg != "" {
-			p.refuseVersion(u, msg)
+		if msg := p.eksRefusal(tf, r, args); msg != "" {
+			p.refuse(u, msg)
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileUpdate, msg)))
 			p.setAtProvider(u, r)
 			return p.writeStatus(ctx, before, u)

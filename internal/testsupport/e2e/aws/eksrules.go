@@ -9,9 +9,9 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
-// eksVersionRefusal is AWS's refusal of creating or changing a resource of
-// Terraform type tf (old is nil on create) against the Kubernetes versions
-// EKS allows, "" if EKS takes the call:
+// eksRefusal is AWS's refusal of creating or changing a resource of
+// Terraform type tf (old is nil on create) against the cluster's state and
+// the Kubernetes versions EKS allows, "" if EKS takes the call:
 //
 //   - UpdateClusterVersion moves a control plane one minor version at a
 //     time ("Unsupported Kubernetes minor version update from %s to %s"),
@@ -19,6 +19,9 @@ import (
 //     cluster's version ("Nodegroups %s must be updated to match cluster
 //     version %s before updating cluster version", the API's message as
 //     hashicorp/terraform-provider-aws#19478 quotes it);
+//   - CreateNodegroup and CreateAddon need the cluster ACTIVE ("Cluster '%s'
+//     is not in ACTIVE status", InvalidRequestException, as
+//     eksctl-io/eksctl#2244 quotes it for a node group);
 //   - CreateNodegroup and UpdateNodegroupVersion take no version newer than
 //     the cluster's (EKS user guide, update-managed-node-group: "you can't
 //     update a node group to a version newer than the control plane");
@@ -26,8 +29,8 @@ import (
 //     DescribeAddonVersions lists for the cluster's Kubernetes version
 //     (compat), here the versions the suite's hub looked up.
 //
-// The messages other than the first two are paraphrased.
-func (p *Provider) eksVersionRefusal(tf string, old *Resource, args map[string]any) string {
+// The messages other than the first three are paraphrased.
+func (p *Provider) eksRefusal(tf string, old *Resource, args map[string]any) string {
 	s := func(m map[string]any, k string) string { v, _ := m[k].(string); return v }
 	now := time.Now()
 	reported := func(r Resource, k string) string { v, _ := r.Reported(k, now).(string); return v }
@@ -66,6 +69,13 @@ func (p *Provider) eksVersionRefusal(tf string, old *Resource, args map[string]a
 				strings.Join(behind, ", "), from)
 		}
 	case "aws_eks_node_group", "aws_eks_addon":
+		if old == nil {
+			for _, c := range p.Ledger.Find("eks.aws.upbound.io/Cluster", nil) {
+				if c.Name == s(args, "clusterName") && now.Before(c.ReadyAt) {
+					return fmt.Sprintf("api error InvalidRequestException: Cluster '%s' is not in ACTIVE status", c.Name)
+				}
+			}
+		}
 		key := map[string]string{"aws_eks_node_group": "version", "aws_eks_addon": "addonVersion"}[tf]
 		v := s(args, key)
 		if v == "" || (old != nil && s(old.Attrs, key) == v) {
