@@ -136,9 +136,12 @@ func ClusterPart(p Params, c *Composed) error {
 	_, nodesExist := p.Observed["node-group"]
 	switch {
 	case !nodesExist && !IsReady(p.Observed["cluster"]):
-		// EKS refuses CreateNodegroup until the cluster is ACTIVE ("Cluster
-		// ... is not in ACTIVE status", InvalidRequestException), and the
-		// provider would retry it with a growing back-off.
+		// EKS refuses CreateNodegroup until the cluster is ACTIVE, so the
+		// provider resolves the node group's cluster only then
+		// (provider-upjet-aws ExternalNameIfClusterActive,
+		// apis/cluster/eks/v1beta2/reference.go:15) and until then fails
+		// the reconcile, backing off up to a minute; composed once the
+		// cluster is Ready, the node group is created at once.
 		c.Pending = append(c.Pending, "node group waits for cluster "+eks+" to be active")
 	case version == "" && !nodesExist:
 		c.Pending = append(c.Pending, "node group waits for launch template "+launchTemplate)
