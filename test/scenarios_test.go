@@ -243,16 +243,6 @@ func renderedOf(t *testing.T, rep *proof.Report, spoke string) []*unstructured.U
 	return objs
 }
 
-// nextMinor is the version after v in internal/contract/versions, if any.
-func nextMinor(v string) (string, bool) {
-	all := versions.Kubernetes()
-	i := slices.Index(all, v)
-	if i < 0 || i+1 >= len(all) {
-		return "", false
-	}
-	return all[i+1], true
-}
-
 func TestScenarios(t *testing.T) {
 	pair, err := proof.NewSealingKeyPair()
 	if err != nil {
@@ -363,7 +353,7 @@ func TestScenarios(t *testing.T) {
 		}},
 		{"upgrade-a-cluster", func(t *testing.T, s *sandbox) {
 			from := s.claim(exampleSpoke).Spec.KubernetesVersion
-			to, ok := nextMinor(from)
+			to, ok := versions.NextKubernetes(from)
 			if !ok {
 				t.Fatalf("%s runs %s, the newest allowed version: nothing to upgrade to", exampleSpoke, from)
 			}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -555,10 +554,8 @@ func atRest(t *testing.T, h *e2e.Hub) {
 func upgrade(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
 	// The example claim runs the default version; the next accepted one.
-	from, to := versions.DefaultKubernetes, ""
-	if all := versions.Kubernetes(); slices.Index(all, from)+1 < len(all) {
-		to = all[slices.Index(all, from)+1]
-	}
+	from := versions.DefaultKubernetes
+	to, _ := versions.NextKubernetes(from)
 	if err := versions.CheckUpgrade(from, to); err != nil {
 		t.Fatalf("the scenario's upgrade %s -> %s: %v", from, to, err)
 	}

@@ -1,8 +1,6 @@
 package compose
 
 import (
-	"fmt"
-
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
@@ -44,37 +42,16 @@ func (p Params) kubernetesSteps() kubernetesSteps {
 	case cluster == "":
 		s.Cluster = orDefault(composed("cluster"), spec)
 		s.Nodes = orDefault(composed("node-group"), s.Cluster)
-	case !versionBefore(cluster, spec):
+	case !versions.Before(cluster, spec):
 		s.Cluster, s.Nodes = spec, spec
 	case nodesExist && nodes != cluster:
 		// The nodes catch up before the control plane moves on.
 		s.Cluster, s.Nodes = cluster, cluster
 	default:
-		s.Cluster, s.Nodes = nextMinor(cluster), cluster
+		s.Cluster, s.Nodes = versions.NextMinor(cluster), cluster
 	}
 	s.Addons = orDefault(nodes, s.Nodes)
 	return s
-}
-
-// versionBefore reports whether Kubernetes version a is older than b (both
-// MAJOR.MINOR; an unparsable version is never older).
-func versionBefore(a, b string) bool {
-	aMaj, aMin, errA := versions.ParseMinor(a)
-	bMaj, bMin, errB := versions.ParseMinor(b)
-	if errA != nil || errB != nil {
-		return false
-	}
-	return aMaj < bMaj || (aMaj == bMaj && aMin < bMin)
-}
-
-// nextMinor is the minor version after v ("1.35" -> "1.36"); v itself when
-// it does not parse.
-func nextMinor(v string) string {
-	major, minor, err := versions.ParseMinor(v)
-	if err != nil {
-		return v
-	}
-	return fmt.Sprintf("%d.%d", major, minor+1)
 }
 
 func orDefault(v, def string) string {

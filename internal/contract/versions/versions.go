@@ -47,6 +47,36 @@ func ParseMinor(v string) (major, minor int, err error) {
 	return major, minor, nil
 }
 
+// NextKubernetes is the accepted EKS version after v, if there is one.
+func NextKubernetes(v string) (string, bool) {
+	i := slices.Index(kubernetes, v)
+	if i < 0 || i+1 >= len(kubernetes) {
+		return "", false
+	}
+	return kubernetes[i+1], true
+}
+
+// Before reports whether Kubernetes version a is older than b (both
+// MAJOR.MINOR; an unparsable version is never older nor newer).
+func Before(a, b string) bool {
+	aMaj, aMin, errA := ParseMinor(a)
+	bMaj, bMin, errB := ParseMinor(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	return aMaj < bMaj || (aMaj == bMaj && aMin < bMin)
+}
+
+// NextMinor is the minor version after v ("1.35" -> "1.36"), whether or
+// not the fleet accepts it; v itself when it does not parse.
+func NextMinor(v string) string {
+	major, minor, err := ParseMinor(v)
+	if err != nil {
+		return v
+	}
+	return fmt.Sprintf("%d.%d", major, minor+1)
+}
+
 // CheckUpgrade enforces the EKS rule that a control plane moves one minor
 // version at a time and never down.
 func CheckUpgrade(from, to string) error {

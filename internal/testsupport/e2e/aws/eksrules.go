@@ -85,7 +85,7 @@ func (p *Provider) eksRefusal(tf string, old *Resource, args map[string]any) str
 		switch {
 		case !ok:
 			return "api error ResourceNotFoundException: No cluster found for name: " + s(args, "clusterName")
-		case tf == "aws_eks_node_group" && versionAfter(v, cv):
+		case tf == "aws_eks_node_group" && versions.Before(cv, v):
 			return fmt.Sprintf("api error InvalidParameterException: Requested Nodegroup Kubernetes version %s is newer than the cluster's version %s", v, cv)
 		case tf == "aws_eks_addon" && !addonCompatible(p.AddonVersions, s(args, "region"), cv, s(args, "addonName"), v):
 			offered, _ := p.AddonVersions.Version(s(args, "region"), cv, s(args, "addonName"))
@@ -101,14 +101,4 @@ func (p *Provider) eksRefusal(tf string, old *Resource, args map[string]any) str
 func addonCompatible(a clusterinfo.AddonVersions, region, k8s, addon, version string) bool {
 	v, ok := a.Version(region, k8s, addon)
 	return ok && v == version
-}
-
-// versionAfter reports whether Kubernetes version a is newer than b.
-func versionAfter(a, b string) bool {
-	aMaj, aMin, errA := versions.ParseMinor(a)
-	bMaj, bMin, errB := versions.ParseMinor(b)
-	if errA != nil || errB != nil {
-		return false
-	}
-	return aMaj > bMaj || (aMaj == bMaj && aMin > bMin)
 }
