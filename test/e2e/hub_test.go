@@ -46,7 +46,7 @@ func condition(o *unstructured.Unstructured, typ string) (status, reason, messag
 	return "", "", ""
 }
 
-func startHub(t *testing.T, network string, prefix string, edit func(work string) error) *e2e.Hub {
+func startHub(t *testing.T, network string, prefix string, edit func(work string) error, eks ...e2e.EKSOptions) *e2e.Hub {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -54,7 +54,7 @@ func startHub(t *testing.T, network string, prefix string, edit func(work string
 	}
 	dir := t.TempDir()
 	h, err := e2e.StartHub(context.Background(), e2e.HubOptions{
-		Dir: dir, RepoRoot: root, Network: network, Prefix: netip.MustParsePrefix(prefix), Edit: edit,
+		Dir: dir, RepoRoot: root, Network: network, Prefix: netip.MustParsePrefix(prefix), Edit: edit, EKS: eks,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -119,18 +119,22 @@ func hubKustomizations() ([]string, error) {
 }
 
 // hubPackages are the packages the tree installs on the hub: a Provider
-// per service e2e.HubServices serves (the family package comes as a
-// dependency, named by Crossplane) and the three Functions.
-func hubPackages() []string {
+// per service the hub's Provider objects name (the family package comes
+// as a dependency, named by Crossplane) and the three Functions.
+func hubPackages() ([]string, error) {
 	out := []string{"Function/function-patch-and-transform", "Function/function-auto-ready", "Function/function-workload-cluster"}
-	for _, svc := range e2e.HubServices {
+	services, err := e2e.ProviderServices("../../manifests/gitops-system/infrastructure")
+	if err != nil {
+		return nil, err
+	}
+	for _, svc := range services {
 		if svc == "config" {
 			out = append(out, "Provider/crossplane-contrib-provider-family-aws")
 			continue
 		}
 		out = append(out, "Provider/provider-aws-"+svc)
 	}
-	return out
+	return out, nil
 }
 
 // hubSynced waits for every Kustomization of the hub (the root and what
@@ -141,6 +145,10 @@ func hubPackages() []string {
 // Kustomization that is not Ready with its reason and message.
 func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 	names, err := hubKustomizations()
+	if err != nil {
+		return err
+	}
+	packages, err := hubPackages()
 	if err != nil {
 		return err
 	}
@@ -182,7 +190,7 @@ func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 		if err != nil {
 			return false, nil
 		}
-		for _, p := range hubPackages() {
+		for _, p := range packages {
 			if !installed[p] {
 				missing = append(missing, p+" not Installed and Healthy")
 			}
@@ -232,7 +240,9 @@ func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 func TestHubSyncsTheTree(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
-	h := startHub(t, "e2ehub", "10.200.0.0/16", nil)
+	// The example spoke's EKS cluster is played by a second local cluster
+	// on the hub's network, its pods in the prefix's third /20.
+	h := startHub(t, "e2ehub", "10.200.0.0/16", nil, e2e.EKSOptions{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.200.32.1/20")})
 	t.Logf("hub and Flux up in %s", time.Since(start))
 	if err := hubSynced(ctx, h, 8*time.Minute); err != nil {
 		t.Fatal(err)

@@ -37,8 +37,9 @@ const leadTimeScale = 30
 // seconds, so the estimate on AWS is AWS's create times plus it. It also
 // requires that EKS refused nothing on the way (no node group or add-on
 // before the cluster is active, no version out of order). The spoke's
-// bootstrap (the hub's Flux reaching the spoke) is not part of it: the
-// suite runs no spoke for the hub to reach.
+// bootstrap (the hub's Flux reaching the spoke) is not part of it: no spoke
+// cluster is played for this claim; the bootstrap's share is measured on
+// the example spoke (spokeBootstrap).
 func leadTime(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
 	for tf, d := range awsCreateTimes {

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -47,8 +48,11 @@ type Step struct {
 	Path string
 	// Remote steps apply onto the spoke (kubeConfig); local steps hold
 	// HelmReleases that live on the hub and install onto the spoke.
-	Remote         bool
-	Timeout        string
+	Remote  bool
+	Timeout string
+	// RetryInterval is how soon a failed reconcile is retried (default
+	// defaultRetryInterval).
+	RetryInterval  string
 	DeletionPolicy string
 	Wait           bool
 	// HealthChecks name objects (on the target cluster) that must be
@@ -65,6 +69,9 @@ func readyExpr(apiVersion, kind, failed string) Object {
 	}
 	return o
 }
+
+// defaultRetryInterval is a step's retryInterval unless it sets its own.
+const defaultRetryInterval = "1m"
 
 // DeployKeyPart is the step that applies the spoke's sealed deploy key.
 const DeployKeyPart = "deploy-key"
@@ -95,7 +102,12 @@ func BootstrapSteps() []Step {
 	}
 	return []Step{
 		{Part: "eso-controller", Path: "spoke-bootstrap/external-secrets", Timeout: "15m", DeletionPolicy: deletionWaitFor, Wait: true},
-		{Part: "secret-store", Path: "spoke-bootstrap/secret-store", Remote: true, Timeout: "10m", DeletionPolicy: deletionOrphan, Wait: true,
+		// The ExternalSecrets' first sync fails (SecretSyncedError: the
+		// store is not validated yet) and fails the health check early;
+		// retried at 1m that cost every new spoke a minute (measured in
+		// the real-controller suite), at 15s a few seconds. A real
+		// failure still fails fast.
+		{Part: "secret-store", Path: "spoke-bootstrap/secret-store", Remote: true, Timeout: "10m", RetryInterval: "15s", DeletionPolicy: deletionOrphan, Wait: true,
 			HealthCheckExprs: []Object{
 				readyExpr("external-secrets.io/v1", "ClusterSecretStore", ""),
 				readyExpr("external-secrets.io/v1", "ExternalSecret",
@@ -140,12 +152,13 @@ func BreakGlassParts() []string {
 // UnreachableTeardownBound is how long the rest of a spoke's bootstrap
 // takes to go once the break-glass steps are suspended and the spoke is
 // unreachable: the hub-side steps that wait (WaitForTermination) give up
-// after their timeout one after the other (the Usages chain them), their
+// after their timeout, each once the steps holding it are gone
+// (BootstrapUsages), so the bound is the longest such path; their
 // HelmReleases are uninstalled without the spoke once the kubeconfig is gone
 // (helm-controller v1.6.4 skips the uninstall on NotFound); remote Orphan
 // steps do not call the spoke.
 func UnreachableTeardownBound() (time.Duration, error) {
-	var total time.Duration
+	wait := map[string]time.Duration{}
 	for _, s := range BootstrapSteps() {
 		if s.Remote || s.DeletionPolicy == deletionOrphan {
 			continue
@@ -154,7 +167,40 @@ func UnreachableTeardownBound() (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("step %s timeout %q: %w", s.Part, s.Timeout, err)
 		}
-		total += d
+		wait["spoke-"+s.Part] = d
+	}
+	// holders[x]: the steps whose deletion x waits for.
+	holders := map[string][]string{}
+	for _, u := range BootstrapUsages("spoke") {
+		holders[u.Of.Name] = append(holders[u.Of.Name], u.By.Name)
+	}
+	done := map[string]time.Duration{}
+	var finish func(step string, depth int) (time.Duration, error)
+	finish = func(step string, depth int) (time.Duration, error) {
+		if d, ok := done[step]; ok {
+			return d, nil
+		}
+		if depth > len(BootstrapSteps()) {
+			return 0, fmt.Errorf("the bootstrap's holds form a cycle through %s", step)
+		}
+		var start time.Duration
+		for _, by := range holders[step] {
+			d, err := finish(by, depth+1)
+			if err != nil {
+				return 0, err
+			}
+			start = max(start, d)
+		}
+		done[step] = start + wait[step]
+		return done[step], nil
+	}
+	var total time.Duration
+	for _, s := range BootstrapSteps() {
+		d, err := finish("spoke-"+s.Part, 0)
+		if err != nil {
+			return 0, err
+		}
+		total = max(total, d)
 	}
 	return total, nil
 }
@@ -209,7 +255,7 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 			continue
 		}
 		spec := Object{
-			"interval": "10m", "retryInterval": "1m", "timeout": s.Timeout,
+			"interval": "10m", "retryInterval": cmp.Or(s.RetryInterval, defaultRetryInterval), "timeout": s.Timeout,
 			"sourceRef": Object{"kind": "GitRepository", "name": "flux-system"},
 			"prune":     true, "deletionPolicy": s.DeletionPolicy, "wait": s.Wait,
 			"postBuild": Object{
@@ -311,20 +357,37 @@ type Ref struct {
 }
 
 // BootstrapUsages returns the holds among the bootstrap objects and on what
-// they need: each step is held by the next (teardown runs the chain in
-// reverse, workloads first), the kubeconfig, the node group and the hub's
-// Flux access to the spoke by the first step.
+// they need. Teardown runs in three waves, each one Usage poll after the
+// one before (Crossplane re-checks a held object's users every 30 s:
+// crossplane v2.4.0 internal/controller/protection/usage/reconciler.go:58,
+// waitPollInterval), where a chain of every step held by the next took a
+// poll per step:
+//  1. workloads, which holds every other step: the spoke's own Flux prunes
+//     the apps, and its Crossplane deletes their AWS resources, while
+//     everything else still runs;
+//  2. every other step but the first, which is held by each of them that
+//     still calls the spoke when deleted (not Orphan);
+//  3. the first step, which holds the kubeconfig, the node group and the
+//     hub's Flux access to the spoke (its EKS add-ons are held with the
+//     node group, Holds).
 func BootstrapUsages(spoke string) []Usage {
 	steps := BootstrapSteps()
 	ks := func(part string) Ref {
 		return Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: spoke + "-" + part}
 	}
-	var out []Usage
-	for i := 0; i+1 < len(steps); i++ {
-		of, by := steps[i].Part, steps[i+1].Part
-		out = append(out, Usage{Key: "usage-" + of + "-by-" + by, Name: spoke + "-uses-" + of + "-by-" + by, Of: ks(of), By: ks(by)})
+	hold := func(of, by string) Usage {
+		return Usage{Key: "usage-" + of + "-by-" + by, Name: spoke + "-uses-" + of + "-by-" + by, Of: ks(of), By: ks(by)}
 	}
-	first := steps[0].Part
+	first, last := steps[0].Part, steps[len(steps)-1].Part
+	var out []Usage
+	for _, s := range steps[1 : len(steps)-1] {
+		out = append(out, hold(s.Part, last))
+	}
+	for _, s := range steps[1 : len(steps)-1] {
+		if s.DeletionPolicy != deletionOrphan {
+			out = append(out, hold(first, s.Part))
+		}
+	}
 	for _, h := range []struct {
 		part string
 		of   Ref

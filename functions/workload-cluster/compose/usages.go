@@ -3,6 +3,8 @@ package compose
 import (
 	"slices"
 	"sort"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
 const protectionV1 = "protection.crossplane.io/v1beta1"
@@ -16,10 +18,14 @@ type Hold struct {
 
 // Holds lists every hold of a spoke, in teardown terms: IAM roles, their
 // policies and attachments outlive the cluster and nodes that use them; the
-// network and the log group outlive the cluster; the cluster outlives its
-// node group and access entries; the node group and the Flux access outlive
-// the first bootstrap step (the hub's Flux still needs them to remove what
-// it put on the spoke). A hold is composed only when both ends are.
+// network (route tables included: the provider's route-table delete first
+// disassociates every subnet) and the log group outlive the cluster, and a
+// NAT gateway's Elastic IP the NAT gateway; the cluster outlives its node
+// group and access entries; the node group, its EKS add-ons (the pods'
+// network, DNS and services) and the Flux access outlive the first
+// bootstrap step (the hub's Flux still needs them to remove what it put on
+// the spoke, and the spoke's own Crossplane to delete the apps' AWS
+// resources before that). A hold is composed only when both ends are.
 func Holds() []Hold {
 	h := []Hold{
 		{"role-cluster", "role-cluster", "cluster"},
@@ -41,9 +47,13 @@ func Holds() []Hold {
 		{"vpc-by-cluster", "vpc", "cluster"},
 		{"igw-by-cluster", "internet-gateway", "cluster"},
 		{"route-public-by-cluster", "route-public-default", "cluster"},
+		{"route-table-public-by-cluster", "route-table-public", "cluster"},
 		// namespaced users: Usages in the user's namespace
 		{"nodes-by-eso-controller", "node-group", "bootstrap-eso-controller"},
 		{"flux-access-by-eso-controller", "access-policy-flux", "bootstrap-eso-controller"},
+	}
+	for _, a := range versions.EKSAddons() {
+		h = append(h, Hold{"addon-" + a + "-by-eso-controller", "addon-" + a, "bootstrap-eso-controller"})
 	}
 	for _, r := range []string{"crossplane", "eso", "lbc"} {
 		h = append(h, Hold{"role-" + r, "role-" + r, "node-group"}, Hold{"role-" + r + "-policy-by-nodes", "role-" + r + "-policy", "node-group"})
@@ -54,6 +64,8 @@ func Holds() []Hold {
 			Hold{"private-" + z + "-by-cluster", "subnet-private-" + z, "cluster"},
 			Hold{"nat-" + z + "-by-cluster", "nat-gateway-" + z, "cluster"},
 			Hold{"route-private-" + z + "-by-cluster", "route-private-" + z + "-default", "cluster"},
+			Hold{"route-table-private-" + z + "-by-cluster", "route-table-private-" + z, "cluster"},
+			Hold{"eip-" + z + "-by-nat", "eip-" + z, "nat-gateway-" + z},
 			Hold{"rta-public-" + z + "-by-cluster", "route-table-association-public-" + z, "cluster"},
 			Hold{"rta-private-" + z + "-by-cluster", "route-table-association-private-" + z, "cluster"},
 		)

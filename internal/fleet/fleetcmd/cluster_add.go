@@ -239,7 +239,7 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 	for rel, b := range fleettree.WorkloadsScaffold(name) {
 		ch.Write(rel, b)
 	}
-	ch.Write(fleettree.DeployKeyRel(name), append([]byte("# Deploy key of spoke "+name+" (public part: "+dk.Public+")\n"), sealed...))
+	ch.Write(fleettree.DeployKeyRel(name), fleettree.DeployKeyContent(name, dk.Public, sealed))
 
 	if err := a.checkStaged(ctx, t, claims, ch, name); err != nil {
 		return err

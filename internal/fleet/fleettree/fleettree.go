@@ -92,6 +92,13 @@ func DeployKeyRel(name string) string {
 	return WorkloadsRel(name) + "/" + DeployKeyDir + "/" + DeployKeyFile
 }
 
+// DeployKeyContent is a cluster's deploy-key file: a comment naming the
+// public part (to add as the repository's deploy key), then the
+// SealedSecret.
+func DeployKeyContent(name, public string, sealed []byte) []byte {
+	return append([]byte("# Deploy key of spoke "+name+" (public part: "+public+")\n"), sealed...)
+}
+
 // ClaimFile is a claim read from the tree.
 type ClaimFile struct {
 	Rel   string // path relative to the tree

@@ -23,5 +23,10 @@
 //     the processes it serves, answers the chart repositories, the OCI
 //     registries and AWS's endpoints from local sources: charts and
 //     packages built from the pinned upstream modules, and the AWS stand-in;
+//   - a spoke's EKS cluster (EKS): a second local cluster whose
+//     service-account issuer is the one AWS reports for the claim's
+//     cluster, reached by the hub's composed bootstrap through a kubeconfig
+//     Secret (kubeconfigSubstitute, the one field the suite substitutes),
+//     with the Flux Operator played on it as on the hub;
 //   - AWS (package aws): see its documentation.
 package e2e

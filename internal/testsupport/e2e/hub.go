@@ -43,6 +43,9 @@ type HubOptions struct {
 	// Edit changes the tree in the Git work tree before the first commit
 	// (planted errors).
 	Edit func(work string) error
+	// EKS are the spokes whose EKS clusters the suite plays, so that the
+	// hub's bootstrap of them runs to their own Flux.
+	EKS []EKSOptions
 }
 
 // Hub is a management cluster brought up as `pulumi up -s mgmt` brings
@@ -61,6 +64,10 @@ type Hub struct {
 	Account *aws.Ledger
 	// Endpoints are the AWS APIs the hub's controllers call directly.
 	Endpoints *aws.Endpoints
+	// EKS are the spokes' EKS clusters the suite plays, by spoke name.
+	EKS map[string]*EKS
+
+	kubeconfigs *kubeconfigSubstitute
 
 	fluxObjects []*unstructured.Unstructured
 	stopAWS     context.CancelFunc
@@ -69,6 +76,12 @@ type Hub struct {
 
 // Stop stops every process and removes the network.
 func (h *Hub) Stop() {
+	for _, e := range h.EKS {
+		e.Stop()
+	}
+	if h.kubeconfigs != nil {
+		h.kubeconfigs.close()
+	}
 	if h.stopAWS != nil {
 		h.stopAWS()
 		<-h.awsDone
@@ -139,26 +152,51 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	if err := h.startAWS(ctx, cfg); err != nil {
 		return h, err
 	}
+	if len(opts.EKS) > 0 {
+		if h.kubeconfigs, err = startKubeconfigSubstitute(ctx, h.Cluster); err != nil {
+			return h, err
+		}
+	}
+	// Filled before any controller runs: reviewToken reads it unlocked.
+	eks := map[string]*EKS{}
+	for _, o := range opts.EKS {
+		e, err := h.startEKS(ctx, opts.Dir, opts.RepoRoot, images, o)
+		if err != nil {
+			for _, e := range eks {
+				e.Stop()
+			}
+			return h, fmt.Errorf("EKS cluster of %s: %w", o.Spoke, err)
+		}
+		eks[o.Spoke] = e
+	}
+	h.EKS = eks
 	return h, h.startFlux(ctx)
 }
 
 // CrossplaneRelease is the hub's Crossplane HelmRelease in the tree.
 const CrossplaneRelease = "manifests/gitops-system/infrastructure/crossplane/release.yaml"
 
-// CircuitBreakerBurst is the XR circuit breaker's burst the suite runs
-// Crossplane with (Crossplane 2.4's default is 100 events, refilled at
-// one a second). The stand-in AWS creates a spoke's ~50 resources in
-// seconds where AWS takes 15 minutes or more, so their provider writes
-// (finalizer, external name, status) reach the composite at a rate AWS
-// never produces; at the default the breaker opens and the composite is
-// reconciled only every 30 s for 5 minutes, which is the stand-in's speed
-// showing, not the fleet's behaviour. The one change the suite makes to
-// the tree it syncs; the suite checks separately that a composed spoke at
-// rest writes nothing (what the breaker protects against).
-const CircuitBreakerBurst = 1000
+// CircuitBreakerBurst and CircuitBreakerRefillRate are the XR circuit
+// breaker's burst and refill rate the suite runs Crossplane with
+// (Crossplane 2.4's defaults are 100 events and one a second). The stand-in
+// AWS creates a spoke's ~50 resources in seconds where AWS takes 15
+// minutes or more, so their provider writes (finalizer, external name,
+// status) reach the composite at a rate AWS never produces; and the
+// suite's scenarios commit every half minute or so, each commit walking the
+// spoke's eight bootstrap Kustomizations, whose status writes (a few a
+// second while the chain walks, measured) each wake the composite. At the
+// defaults the breaker opened and the composite was reconciled only every
+// 30 s for 5 minutes, which made the scenarios after it wait (an upgrade
+// took 3 minutes instead of 40 s). The one change the suite makes to the
+// tree it syncs; the suite checks separately that a composed spoke at rest
+// writes nothing (what the breaker protects against).
+const (
+	CircuitBreakerBurst      = 1000
+	CircuitBreakerRefillRate = 10
+)
 
 // compressedTime edits the tree for the stand-in's compressed timeline
-// (CircuitBreakerBurst).
+// (CircuitBreakerBurst, CircuitBreakerRefillRate).
 func compressedTime(work string) error {
 	path := filepath.Join(work, CrossplaneRelease)
 	b, err := os.ReadFile(path)
@@ -167,9 +205,10 @@ func compressedTime(work string) error {
 	}
 	const anchor = "\n  values:\n"
 	if strings.Count(string(b), anchor) != 1 || strings.Contains(string(b), "\n    args:") {
-		return fmt.Errorf("%s: want one values: block without args to add --circuit-breaker-burst to", CrossplaneRelease)
+		return fmt.Errorf("%s: want one values: block without args to add the circuit breaker's flags to", CrossplaneRelease)
 	}
-	out := strings.Replace(string(b), anchor, fmt.Sprintf("%s    args:\n      - --circuit-breaker-burst=%d\n", anchor, CircuitBreakerBurst), 1)
+	out := strings.Replace(string(b), anchor, fmt.Sprintf("%s    args:\n      - --circuit-breaker-burst=%d\n      - --circuit-breaker-refill-rate=%d\n",
+		anchor, CircuitBreakerBurst, CircuitBreakerRefillRate), 1)
 	return os.WriteFile(path, []byte(out), 0o644)
 }
 
@@ -190,6 +229,14 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 			arn := str(r.State, "arn")
 			h.Endpoints.Secrets = append(h.Endpoints.Secrets, aws.Secret{ARN: arn, Name: str(r.Inputs, "name"), Value: h.Bootstrap.Secrets[arn]})
 		}
+	}
+	// Roles Crossplane created (a spoke's IRSA roles) exist in the account.
+	h.Endpoints.Trust = func(arn string) (string, bool) {
+		for _, r := range h.Account.Find("iam.aws.upbound.io/Role", func(r aws.Resource) bool { return r.ARN == arn }) {
+			p, ok := r.Attrs["assumeRolePolicy"].(string)
+			return p, ok
+		}
+		return "", false
 	}
 	for host, handler := range h.Endpoints.Hosts() {
 		h.Internet.Handle(host, handler)
@@ -214,7 +261,10 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 		// EKS takes minutes to move a control plane or a node group to a
 		// new version and reports the old one meanwhile; a few seconds
 		// here keep that order visible.
-		UpdateTakes: map[string]time.Duration{"aws_eks_cluster": 5 * time.Second, "aws_eks_node_group": 5 * time.Second}}
+		UpdateTakes: map[string]time.Duration{"aws_eks_cluster": 5 * time.Second, "aws_eks_node_group": 5 * time.Second},
+		// A kind a package installs is served within this (the CRD list,
+		// schemas included, is the stand-in's heaviest call).
+		KindsEvery: 5 * time.Second}
 	awsCtx, cancel := context.WithCancel(context.Background())
 	h.stopAWS, h.awsDone = cancel, make(chan struct{})
 	go func() {
@@ -430,7 +480,8 @@ func (h *Hub) reviewToken(ctx context.Context, token string) (string, []string, 
 		return "", nil, fmt.Errorf("JWT payload: %w", err)
 	}
 	var claims struct {
-		Aud any `json:"aud"`
+		Aud any    `json:"aud"`
+		Iss string `json:"iss"`
 	}
 	if err := json.Unmarshal(payload, &claims); err != nil {
 		return "", nil, fmt.Errorf("JWT claims: %w", err)
@@ -446,7 +497,14 @@ func (h *Hub) reviewToken(ctx context.Context, token string) (string, []string, 
 			}
 		}
 	}
-	tr, err := h.Cluster.Kube.AuthenticationV1().TokenReviews().Create(ctx, &authv1.TokenReview{
+	// The cluster that issued it: a spoke's tokens carry its EKS issuer.
+	kube := h.Cluster.Kube
+	for _, e := range h.EKS {
+		if e.Issuer == claims.Iss {
+			kube = e.Cluster.Kube
+		}
+	}
+	tr, err := kube.AuthenticationV1().TokenReviews().Create(ctx, &authv1.TokenReview{
 		Spec: authv1.TokenReviewSpec{Token: token, Audiences: auds}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", nil, err

@@ -3,8 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
@@ -17,16 +21,43 @@ const (
 	autoReadyModule         = "github.com/crossplane-contrib/function-auto-ready"
 )
 
-// HubServices lists the AWS provider services the hub's Crossplane
-// installs (manifests/gitops-system/infrastructure/crossplane-packages),
-// "config" being the family package they depend on.
-var HubServices = []string{"config", "ec2", "eks", "iam", "cloudwatchlogs"}
+// providerPackage matches a provider-upjet-aws service package the tree
+// names (the hub's and the spokes' Provider objects).
+var providerPackage = regexp.MustCompile(`package: *[^ ]*/` + regexp.QuoteMeta(ProviderOrg) + `/provider-aws-([a-z0-9]+):v`)
+
+// ProviderServices lists the AWS provider services the Provider objects
+// under dir install (for the whole tree: the hub's
+// infrastructure/crossplane-packages and the spokes'
+// spoke-tools/crossplane-packages), and "config", the family package they
+// depend on.
+func ProviderServices(dir string) ([]string, error) {
+	found := map[string]bool{"config": true}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".yaml" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range providerPackage.FindAllStringSubmatch(string(b), -1) {
+			found[m[1]] = true
+		}
+		return nil
+	})
+	out := make([]string, 0, len(found))
+	for s := range found {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out, err
+}
 
 // ServePackages pushes, to the stand-in registries, the packages the hub's
-// Crossplane installs: the provider family at the pinned release (metadata
-// and CRDs from the module; the AWS stand-in plays their controllers), the
-// pinned upstream functions, and this project's function built as its
-// release builds it.
+// and the spokes' Crossplane install: the provider family at the pinned
+// release (metadata and CRDs from the module; the AWS stand-in plays their
+// controllers), the pinned upstream functions, and this project's function
+// built as its release builds it.
 func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, ghcr *Registry, err error) {
 	if xpkg, err = NewRegistry(in, "xpkg.crossplane.io"); err != nil {
 		return nil, nil, err
@@ -34,7 +65,11 @@ func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, gh
 	if ghcr, err = NewRegistry(in, "ghcr.io"); err != nil {
 		return nil, nil, err
 	}
-	for _, svc := range HubServices {
+	services, err := ProviderServices(filepath.Join(repoRoot, "manifests"))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, svc := range services {
 		img, err := ProviderPackage(ctx, svc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("provider package %s: %w", svc, err)

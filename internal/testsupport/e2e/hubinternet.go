@@ -36,6 +36,12 @@ const (
 //     the tree's values) stubbed;
 //   - https://bitnami-labs.github.io/sealed-secrets: sealed-secrets, from
 //     helm/sealed-secrets as it is;
+//   - https://aws.github.io/eks-charts: aws-load-balancer-controller, which
+//     the spokes install; the controller's module
+//     (sigs.k8s.io/aws-load-balancer-controller) is refused by the module
+//     proxy, so its chart stands in as a chart of that name and version
+//     with the ServiceAccount (and its IRSA annotation) and the Deployment
+//     the values ask for; the controller does not run (its pods are kwok's);
 //   - oci://ghcr.io/controlplaneio-fluxcd/charts/flux-operator: the Flux
 //     Operator's chart lives in another repository (controlplaneio-fluxcd/
 //     charts) that the module proxy does not serve; it stands in as a chart
@@ -76,6 +82,15 @@ func ServeCharts(ctx context.Context, in *Internet, dir string) error {
 		}
 		in.Handle(hostOf(r.url), repo)
 	}
+	lbc, err := loadBalancerControllerChart(filepath.Join(dir, "aws-load-balancer-controller-chart"))
+	if err != nil {
+		return err
+	}
+	eksCharts := NewChartRepo("https://aws.github.io/eks-charts")
+	if err := eksCharts.Add(lbc); err != nil {
+		return fmt.Errorf("chart for eks-charts: %w", err)
+	}
+	in.Handle("aws.github.io", eksCharts)
 	reg, err := NewRegistry(in, "ghcr.io")
 	if err != nil {
 		return err
@@ -150,6 +165,59 @@ func fluxOperatorChart(ctx context.Context, dir string) (Chart, error) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "templates", "operator.yaml"), manifests, 0o644); err != nil {
 		return Chart{}, err
+	}
+	return Chart{Dir: dir}, nil
+}
+
+// loadBalancerControllerChart writes the stand-in
+// aws-load-balancer-controller chart (see ServeCharts) into dir: the
+// ServiceAccount and Deployment of the published chart's templates, with
+// the values the tree sets (clusterName, region, vpcId, serviceAccount).
+func loadBalancerControllerChart(dir string) (Chart, error) {
+	files := map[string]string{
+		"Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: aws-load-balancer-controller\nversion: %s\nappVersion: v%s\ndescription: stand-in for the published chart (see e2e.ServeCharts)\n",
+			versions.AWSLoadBalancerControllerChart, versions.AWSLoadBalancerController),
+		"values.yaml": "clusterName: \"\"\nregion: \"\"\nvpcId: \"\"\nserviceAccount:\n  create: true\n  name: aws-load-balancer-controller\n  annotations: {}\n",
+		"templates/serviceaccount.yaml": `{{- if .Values.serviceAccount.create }}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ .Values.serviceAccount.name }}
+  namespace: {{ .Release.Namespace }}
+  annotations: {{- toYaml .Values.serviceAccount.annotations | nindent 4 }}
+{{- end }}
+`,
+		"templates/deployment.yaml": fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+  namespace: {{ .Release.Namespace }}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app.kubernetes.io/name: aws-load-balancer-controller}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: aws-load-balancer-controller}
+    spec:
+      serviceAccountName: {{ .Values.serviceAccount.name }}
+      containers:
+        - name: aws-load-balancer-controller
+          image: public.ecr.aws/eks/aws-load-balancer-controller:v%s
+          args:
+            - --cluster-name={{ required "clusterName" .Values.clusterName }}
+            - --aws-region={{ .Values.region }}
+            - --aws-vpc-id={{ .Values.vpcId }}
+`, versions.AWSLoadBalancerController),
+	}
+	for rel, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return Chart{}, err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return Chart{}, err
+		}
 	}
 	return Chart{Dir: dir}, nil
 }

@@ -74,7 +74,7 @@ func (p *Provider) create(kind, tf, owner, name string, args map[string]any) *Re
 	case ByNameInTemplate:
 		r.ID, r.Name = templatedID(tf, args, name), name
 	default:
-		r.ID = providerID(tf, args)
+		r.ID = providerID(p.Account, tf, args)
 		r.Name = r.ID
 	}
 	r.ARN = arn(p.Partition, p.Account, region, tf, r, args)
@@ -84,7 +84,7 @@ func (p *Provider) create(kind, tf, owner, name string, args map[string]any) *Re
 
 // providerID is an ID in the format AWS (or the Terraform provider, for
 // composite IDs) gives the type.
-func providerID(tf string, args map[string]any) string {
+func providerID(account, tf string, args map[string]any) string {
 	prefix := map[string]string{
 		"aws_vpc": "vpc-", "aws_subnet": "subnet-", "aws_internet_gateway": "igw-", "aws_eip": "eipalloc-",
 		"aws_nat_gateway": "nat-", "aws_route_table": "rtb-", "aws_route_table_association": "rtbassoc-",
@@ -108,6 +108,10 @@ func providerID(tf string, args map[string]any) string {
 		return s("role") + "-" + time.Now().UTC().Format("20060102150405") + randomDigits(12)
 	case "aws_iam_openid_connect_provider":
 		return ""
+	case "aws_sqs_queue":
+		// internal/service/sqs/queue.go resourceQueueCreate: the ID is the
+		// queue URL CreateQueue returns.
+		return fmt.Sprintf("https://sqs.%s.amazonaws.com/%s/%s", s("region"), account, s("name"))
 	}
 	if pre, ok := prefix[tf]; ok {
 		return pre + randomHex(17)
@@ -145,13 +149,17 @@ func arn(partition, account, region, tf string, r *Resource, args map[string]any
 	case "aws_launch_template":
 		return ec2("launch-template")
 	case "aws_eks_cluster":
-		return fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", partition, region, account, r.Name)
+		return EKSClusterARN(partition, account, region, r.Name)
 	case "aws_eks_node_group":
 		return fmt.Sprintf("arn:%s:eks:%s:%s:nodegroup/%s/%s/%s", partition, region, account, s("clusterName"), r.Name, randomHex(8))
 	case "aws_eks_access_entry":
 		return fmt.Sprintf("arn:%s:eks:%s:%s:access-entry/%s/%s", partition, region, account, s("clusterName"), randomHex(8))
 	case "aws_eks_addon":
 		return fmt.Sprintf("arn:%s:eks:%s:%s:addon/%s/%s/%s", partition, region, account, s("clusterName"), s("addonName"), randomHex(8))
+	case "aws_dynamodb_table":
+		return fmt.Sprintf("arn:%s:dynamodb:%s:%s:table/%s", partition, region, account, r.Name)
+	case "aws_sqs_queue":
+		return fmt.Sprintf("arn:%s:sqs:%s:%s:%s", partition, region, account, s("name"))
 	case "aws_cloudwatch_log_group":
 		return fmt.Sprintf("arn:%s:logs:%s:%s:log-group:%s", partition, region, account, r.Name)
 	case "aws_iam_role":
@@ -166,6 +174,22 @@ func arn(partition, account, region, tf string, r *Resource, args map[string]any
 		return a
 	}
 	return ""
+}
+
+// EKSClusterARN is the ARN AWS gives the EKS cluster name.
+func EKSClusterARN(partition, account, region, name string) string {
+	return fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", partition, region, account, name)
+}
+
+// EKSCluster is the API server endpoint and OIDC issuer URL the account
+// reports for the EKS cluster with this ARN and ID once it is ACTIVE, in
+// EKS's formats (https://<id>.gr7.<region>.eks.amazonaws.com,
+// https://oidc.eks.<region>.amazonaws.com/id/<id>). They follow from the
+// ARN and ID, so a suite can give a local API server the issuer before AWS
+// reports it.
+func EKSCluster(arn, id, region string) (endpoint, issuer string) {
+	h := strings.ToUpper(fmt.Sprintf("%08X%024X", crc32.ChecksumIEEE([]byte(arn)), crc32.ChecksumIEEE([]byte(id))))
+	return fmt.Sprintf("https://%s.gr7.%s.eks.amazonaws.com", h, region), fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", region, h)
 }
 
 // computed is what AWS reports of a resource beyond its arguments, at
@@ -191,10 +215,10 @@ func computed(r *Resource, now time.Time) map[string]any {
 	case "aws_eks_cluster":
 		out["status"] = "CREATING"
 		if ready {
-			id := strings.ToUpper(fmt.Sprintf("%08X%024X", crc32.ChecksumIEEE([]byte(r.ARN)), crc32.ChecksumIEEE([]byte(r.ID))))
+			endpoint, issuer := EKSCluster(r.ARN, r.ID, region)
 			out["status"] = "ACTIVE"
-			out["endpoint"] = fmt.Sprintf("https://%s.gr7.%s.eks.amazonaws.com", id, region)
-			out["identity"] = []any{map[string]any{"oidc": []any{map[string]any{"issuer": fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", region, id)}}}}
+			out["endpoint"] = endpoint
+			out["identity"] = []any{map[string]any{"oidc": []any{map[string]any{"issuer": issuer}}}}
 		}
 	case "aws_eks_node_group":
 		out["status"] = "CREATING"

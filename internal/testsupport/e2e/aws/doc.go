@@ -39,9 +39,14 @@
 //     Terraform provider fork the family builds,
 //     github.com/upbound/terraform-provider-aws, is not served either, so
 //     its schema cannot be read;
-//   - AWS: IDs and ARNs in AWS's formats, creation taking time (a delay per
-//     kind), the dependency refusals of deletes (a VPC with subnets, a
-//     subnet with a NAT gateway or associations), and a launch template's
+//   - AWS: IDs and ARNs in AWS's formats (an SQS queue's ID is its URL, as
+//     CreateQueue returns it and terraform-provider-aws
+//     internal/service/sqs/queue.go sets it; an EKS cluster's endpoint and
+//     OIDC issuer follow from its ARN and name, EKSCluster, so a suite can
+//     start the cluster that plays it with that issuer), creation taking
+//     time (a delay per kind), the dependency refusals of deletes (a VPC
+//     with subnets, a subnet with a NAT gateway or associations), and a
+//     launch template's
 //     versions (each update is a new version, which the template makes its
 //     default when asked to; EC2 CreateLaunchTemplateVersion).
 //   - EKS's rules (eksrules.go): no node group or add-on created before its
@@ -66,5 +71,8 @@
 //
 // Not modelled: IAM policy evaluation (see internal/iam), quotas, regions
 // and zones, eventual consistency, drift from changes outside Crossplane,
-// and every field AWS computes but the fleet does not read.
+// an Elastic IP's release refused while a NAT gateway uses it (the
+// fleet's Usages delete the NAT gateway first), and every field AWS
+// computes but the fleet does not read. Several Providers (a hub's and
+// its spokes' Crossplane) may share one Ledger: one account.
 package aws

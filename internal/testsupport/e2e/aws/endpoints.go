@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// Endpoints serves the AWS APIs the hub's controllers call themselves (not
-// through Crossplane): STS AssumeRoleWithWebIdentity, which External
-// Secrets calls with its service-account token, and Secrets Manager
-// GetSecretValue, which it calls with the credentials it got. The wire
+// Endpoints serves the AWS APIs the hub's and the spokes' controllers call
+// themselves (not through Crossplane): STS AssumeRoleWithWebIdentity, which
+// External Secrets calls with its service-account token, and Secrets
+// Manager GetSecretValue, which it calls with the credentials it got. The wire
 // formats are AWS's (STS: the query protocol, form-encoded in, XML out,
 // https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRoleWithWebIdentity.html;
 // Secrets Manager: JSON 1.1 with X-Amz-Target,
@@ -24,21 +24,26 @@ import (
 // pkg/provider/aws/auth/auth.go:325 and secretsmanager/secretsmanager.go:746)
 // sends and reads them.
 //
-// Reproduced: the web identity token must be valid for the cluster (a
-// TokenReview against the API server that issued it, which is how its
-// signature is checked) with the audience the role's trust policy names,
-// and its subject must be the one the trust policy's StringEquals
-// condition names; a role the program did not create is refused; a secret
-// is found by name or ARN; a caller must hold credentials this STS issued.
-// Not modelled: request signing (SigV4 signatures are not verified, only
-// the access key they name), the role's permission policies (the IAM tests
-// evaluate those), the issuer URL (the hub's tokens come from the local API
-// server, not the EKS OIDC issuer the trust policy's condition keys name),
-// KMS decryption and version stages other than AWSCURRENT.
+// Reproduced: the web identity token must be valid for the cluster that
+// issued it (a TokenReview against that API server, which is how its
+// signature is checked: the hub's, or a spoke's, picked by the token's
+// issuer) with the audience the role's trust policy names, and its subject
+// must be the one the trust policy's StringEquals condition names; a role
+// that does not exist (neither the program nor Crossplane created it) is
+// refused; a secret is found by name or ARN; a caller must hold credentials
+// this STS issued. Not modelled: request signing (SigV4 signatures are not
+// verified, only the access key they name), the role's permission policies
+// (the IAM tests evaluate those), the issuer URL against the trust policy's
+// federated principal (the hub's tokens come from the local API server, not
+// the EKS OIDC issuer the program's trust policies name), KMS decryption
+// and version stages other than AWSCURRENT.
 type Endpoints struct {
 	Region, Account, Partition string
 	// Roles are the IAM roles that exist: ARN to trust policy document.
 	Roles map[string]string
+	// Trust, when set, finds the trust policy of a role not in Roles (the
+	// roles Crossplane created in the stand-in account).
+	Trust func(roleARN string) (policy string, ok bool)
 	// Secrets are the Secrets Manager secrets.
 	Secrets []Secret
 	// Review checks a service-account token as the API server's
@@ -115,6 +120,9 @@ func (e *Endpoints) sts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	trust, ok := e.Roles[role]
+	if !ok && e.Trust != nil {
+		trust, ok = e.Trust(role)
+	}
 	if !ok {
 		e.record("sts:AssumeRoleWithWebIdentity %s %s -> AccessDenied (no such role)", user, role)
 		e.awsError(w, true, http.StatusForbidden, "AccessDenied", "Not authorized to perform sts:AssumeRoleWithWebIdentity")

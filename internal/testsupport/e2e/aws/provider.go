@@ -67,6 +67,14 @@ type Provider struct {
 	// Kubernetes version (what DescribeAddonVersions answers): CreateAddon
 	// and UpdateAddon take no other.
 	AddonVersions clusterinfo.AddonVersions
+	// KindsEvery is how often the served kinds are read again (0: on
+	// every reconcile). Listing every CRD, schemas included, each second
+	// was most of the suite's own CPU; kinds change only when a provider
+	// package is installed.
+	KindsEvery time.Duration
+
+	kinds   []kindInfo
+	kindsAt time.Time
 
 	mu     sync.Mutex
 	pkgs   map[string]*Package
@@ -230,11 +238,14 @@ func (p *Provider) RunOnce(ctx context.Context) error {
 		}
 		p.naming, p.pkgs = n, map[string]*Package{}
 	}
-	kinds, err := p.servedKinds(ctx)
-	if err != nil {
-		return err
+	if p.kinds == nil || time.Since(p.kindsAt) >= p.KindsEvery {
+		kinds, err := p.servedKinds(ctx)
+		if err != nil {
+			return err
+		}
+		p.kinds, p.kindsAt = kinds, time.Now()
 	}
-	for _, k := range kinds {
+	for _, k := range p.kinds {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
 		if err := p.Client.List(ctx, l); err != nil {

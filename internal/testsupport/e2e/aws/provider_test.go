@@ -187,3 +187,36 @@ func TestProviderReadyAfter(t *testing.T) {
 		t.Errorf("%d node groups created before the cluster is ACTIVE", n)
 	}
 }
+
+// TestProviderKindsEvery: a kind whose CRD appears is reconciled once the
+// served kinds are read again (KindsEvery), not before; with KindsEvery 0
+// at the next reconcile.
+func TestProviderKindsEvery(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		every    time.Duration
+		wantSeen bool
+	}{
+		"read on every reconcile":                   {0, true},
+		"read again only after an hour, so not yet": {time.Hour, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vpc := mr("ec2.aws.upbound.io/v1beta1", "VPC", "vpc", map[string]any{"region": "eu-west-1", "cidrBlock": "10.20.0.0/16"})
+			c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).
+				WithObjects(crd("eks.aws.upbound.io", "NodeGroup", "nodegroups", "v1beta2"), vpc).WithStatusSubresource(vpc).Build()
+			p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger(), KindsEvery: tc.every}
+			if err := p.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Create(ctx, crd("ec2.aws.upbound.io", "VPC", "vpcs", "v1beta1")); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if seen := len(p.Ledger.Find("VPC", nil)) == 1; seen != tc.wantSeen {
+				t.Errorf("VPC created in the account: %v, want %v", seen, tc.wantSeen)
+			}
+		})
+	}
+}

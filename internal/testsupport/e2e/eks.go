@@ -1,0 +1,300 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+)
+
+// EKS is a spoke's EKS cluster as the hub's bootstrap reaches it, played by
+// a local cluster (API server, controller manager, scheduler, a kwok node)
+// on the hub's pod network: its service-account issuer is the OIDC issuer
+// the AWS stand-in reports for the claim's cluster, so its tokens are what
+// the spoke's IRSA roles (composed in the stand-in account) trust; a
+// PodRunner runs the pods the bootstrap's charts put on it (External
+// Secrets, Sealed Secrets, and whatever the spoke's own Flux installs);
+// and the Flux Operator is played by the suite (operate) as on the hub:
+// once the FluxInstance exists, the Flux it asks for is applied
+// (FluxInstallation) and its source-, kustomize- and helm-controller run
+// as processes with the spoke's kubeconfig, and the instance is reported
+// Ready.
+//
+// What it does not model: the API server exists from the suite's start
+// (on AWS from the cluster's ACTIVE; nothing reaches it earlier, since the
+// function composes the bootstrap only then); the hub reaches it with an
+// admin kubeconfig (kubeconfigSubstitute) where EKS would map the hub's
+// Flux role through the composed access entry; nodes are one kwok node,
+// not the node group's instances.
+type EKS struct {
+	// Spoke is the claim's name; ARN and Issuer are what the stand-in
+	// account reports for its EKS cluster.
+	Spoke, ARN, Issuer string
+	Cluster            *Cluster
+	Pods               *PodRunner
+	// AWS plays the provider family's controllers the spoke's own
+	// Crossplane installs, against the hub's stand-in account (one
+	// account, as in the product).
+	AWS *aws.Provider
+
+	mu     sync.Mutex
+	flux   map[string]*Proc
+	errs   []string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// EKSOptions names a spoke the suite plays the EKS cluster of.
+type EKSOptions struct {
+	// Spoke is the claim's name (a file under the tree's claims folder).
+	Spoke string
+	// PodCIDR is where the cluster's pods take addresses: inside the hub's
+	// pod network, distinct from every other cluster's.
+	PodCIDR netip.Prefix
+}
+
+// HubEnv is the hub's identity as the program wrote it to cluster-info.
+func (h *Hub) HubEnv() (hubiam.Env, error) {
+	for _, o := range h.Bootstrap.Objects {
+		if o.GetKind() == "ConfigMap" && o.GetName() == clusterinfo.Name && o.GetNamespace() == clusterinfo.Namespace {
+			d, _, _ := unstructured.NestedStringMap(o.Object, "data")
+			env := hubiam.Env{HubName: d[clusterinfo.HubName], AccountID: d[clusterinfo.AccountID], Partition: d[clusterinfo.Partition], Region: d[clusterinfo.Region]}
+			if env.HubName == "" || env.AccountID == "" || env.Partition == "" {
+				return env, fmt.Errorf("cluster-info lacks %s, %s or %s", clusterinfo.HubName, clusterinfo.AccountID, clusterinfo.Partition)
+			}
+			return env, nil
+		}
+	}
+	return hubiam.Env{}, fmt.Errorf("the program wrote no %s/%s", clusterinfo.Namespace, clusterinfo.Name)
+}
+
+// claimRegion reads spec.region of the claim spoke in the tree.
+func claimRegion(repoRoot, spoke string) (string, error) {
+	path := filepath.Join(repoRoot, "manifests", fleettree.ClaimRel(spoke))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var claim struct {
+		Spec struct {
+			Region string `json:"region"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &claim); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if claim.Spec.Region == "" {
+		return "", fmt.Errorf("%s: no spec.region", path)
+	}
+	return claim.Spec.Region, nil
+}
+
+// startEKS brings up the cluster that plays opts.Spoke's EKS cluster and
+// points the hub's bootstrap at it.
+func (h *Hub) startEKS(ctx context.Context, dir, repoRoot string, images map[string]Image, opts EKSOptions) (e *EKS, err error) {
+	env, err := h.HubEnv()
+	if err != nil {
+		return nil, err
+	}
+	region, err := claimRegion(repoRoot, opts.Spoke)
+	if err != nil {
+		return nil, err
+	}
+	e = &EKS{Spoke: opts.Spoke, ARN: spokeiam.ClusterARN(env, region, opts.Spoke), flux: map[string]*Proc{}}
+	_, e.Issuer = aws.EKSCluster(e.ARN, spokeiam.ClusterName(env, opts.Spoke), region)
+	defer func() {
+		if err != nil {
+			e.Stop()
+		}
+	}()
+	if e.Cluster, err = StartCluster(ctx, dir, "eks-"+opts.Spoke, ClusterOptions{Network: h.Net, PodCIDR: opts.PodCIDR.String(), Issuer: e.Issuer}); err != nil {
+		return e, err
+	}
+	e.Pods = &PodRunner{Cluster: e.Cluster, Net: h.Net, Dir: e.Cluster.Dir, Images: images,
+		Env:   h.Internet.Env(h.Net.Prefix.String()),
+		Hosts: func() []byte { return ServiceHosts(context.Background(), e.Cluster) }}
+	if err := e.Pods.Start(context.Background()); err != nil {
+		return e, err
+	}
+	kubeconfig, err := os.ReadFile(e.Cluster.Kubeconfig)
+	if err != nil {
+		return e, err
+	}
+	name := opts.Spoke + "-" + compose.KubeconfigKey
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: compose.BootstrapNamespace},
+		Data: map[string][]byte{"value": kubeconfig}}
+	if _, err := h.Cluster.Kube.CoreV1().Secrets(compose.BootstrapNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		return e, fmt.Errorf("kubeconfig Secret for %s: %w", opts.Spoke, err)
+	}
+	h.kubeconfigs.Register(name)
+	e.AWS = &aws.Provider{Client: e.Cluster.Client, Module: h.AWS.Module, Account: h.AWS.Account, Partition: h.AWS.Partition, Ledger: h.Account,
+		KindsEvery: h.AWS.KindsEvery}
+	opCtx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		e.operate(opCtx, h.Internet.Env(h.Net.Prefix.String()))
+	}()
+	go func() {
+		defer wg.Done()
+		e.AWS.Run(opCtx, time.Second)
+	}()
+	go func() {
+		wg.Wait()
+		close(e.done)
+	}()
+	return e, nil
+}
+
+// Stop stops the operator, the spoke's Flux, its pods and the cluster.
+func (e *EKS) Stop() {
+	if e.cancel != nil {
+		e.cancel()
+		<-e.done
+	}
+	e.mu.Lock()
+	for _, p := range e.flux {
+		p.Stop(0)
+	}
+	e.mu.Unlock()
+	if e.Pods != nil {
+		e.Pods.Stop()
+	}
+	if e.Cluster != nil {
+		e.Cluster.Stop()
+	}
+}
+
+// Flux returns the spoke's Flux controllers started so far.
+func (e *EKS) Flux() map[string]*Proc {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]*Proc{}
+	for k, v := range e.flux {
+		out[k] = v
+	}
+	return out
+}
+
+// Errors are what the operator stand-in could not do.
+func (e *EKS) Errors() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.errs...)
+}
+
+var fluxInstances = schema.GroupVersionResource{Group: fluxInstanceGK.Group, Version: "v1", Resource: "fluxinstances"}
+
+// operate plays the Flux Operator on the spoke until ctx ends: each
+// FluxInstance generation not yet installed is installed (FluxInstallation
+// applied; the controllers started once) and its status set Ready for that
+// generation, as the operator reports a successful reconcile
+// (flux-operator v0.59.0 api/v1/fluxinstance_types.go:329
+// FluxInstanceStatus: the Ready condition with its observedGeneration,
+// lastAppliedRevision). Not modelled: upgrades of running controllers,
+// uninstall on deletion, the operator's other status fields.
+func (e *EKS) operate(ctx context.Context, env []string) {
+	installed := map[string]int64{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		list, err := e.Cluster.Dynamic.Resource(fluxInstances).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue // the CRD comes with the flux-operator chart
+		}
+		for i := range list.Items {
+			o := &list.Items[i]
+			key := o.GetNamespace() + "/" + o.GetName()
+			if installed[key] == o.GetGeneration() {
+				continue
+			}
+			if err := e.install(ctx, o, env); err != nil {
+				e.mu.Lock()
+				e.errs = append(e.errs, fmt.Sprintf("%s FluxInstance %s: %v", time.Now().Format("15:04:05"), key, err))
+				e.mu.Unlock()
+				continue
+			}
+			installed[key] = o.GetGeneration()
+		}
+	}
+}
+
+func (e *EKS) install(ctx context.Context, o *unstructured.Unstructured, env []string) error {
+	objs, err := FluxInstallation(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := e.Cluster.Apply(ctx, "flux-operator", objs...); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	started := len(e.flux) > 0
+	e.mu.Unlock()
+	if !started {
+		procs, err := StartFlux(ctx, filepath.Join(e.Cluster.Dir, "flux"), e.Cluster.Kubeconfig, objs, env,
+			binaries.SourceController, binaries.KustomizeController, binaries.HelmController)
+		e.mu.Lock()
+		for k, v := range procs {
+			e.flux[k] = v
+		}
+		e.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	now := metav1.Now().UTC().Format(time.RFC3339)
+	version, _, _ := unstructured.NestedString(o.Object, "spec", "distribution", "version")
+	status := map[string]any{
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
+			"message": "Reconciliation finished (e2e operator stand-in)", "observedGeneration": o.GetGeneration(), "lastTransitionTime": now}},
+		"lastAppliedRevision": "v" + version,
+	}
+	o = o.DeepCopy()
+	o.Object["status"] = status
+	_, err = e.Cluster.Dynamic.Resource(fluxInstances).Namespace(o.GetNamespace()).UpdateStatus(ctx, o, metav1.UpdateOptions{})
+	return err
+}
+
+// Logs returns the end of the spoke's pod and Flux logs and the operator
+// stand-in's errors, for a failed test.
+func (e *EKS) Logs() string {
+	var b strings.Builder
+	logs, _ := filepath.Glob(filepath.Join(e.Cluster.Dir, "pods", "*", "*.log"))
+	sort.Strings(logs)
+	for _, l := range logs {
+		p := &Proc{LogPath: l}
+		fmt.Fprintf(&b, "--- %s %s\n%s\n", e.Spoke, strings.TrimPrefix(l, e.Cluster.Dir), p.Tail(15))
+	}
+	for name, p := range e.Flux() {
+		fmt.Fprintf(&b, "--- %s %s\n%s\n", e.Spoke, name, p.Tail(30))
+	}
+	fmt.Fprintf(&b, "--- %s operator stand-in errors: %v\n", e.Spoke, e.Errors())
+	if e.AWS != nil {
+		fmt.Fprintf(&b, "--- %s AWS stand-in errors: %v\n", e.Spoke, e.AWS.Errors())
+	}
+	return b.String()
+}

@@ -1,0 +1,335 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/deploykey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/sealing"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+)
+
+// stepsReady reports which of the spoke's bootstrap steps up to and
+// including last are Ready on the hub, and fails on one Ready before
+// the step it depends on.
+func stepsReady(ctx context.Context, h *e2e.Hub, spoke, last string) (bool, string, error) {
+	var lines []string
+	var prevAt time.Time
+	all := true
+	for _, s := range compose.BootstrapSteps() {
+		name := spoke + "-" + s.Part
+		o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("%s: %v", name, err))
+			all = false
+			break
+		}
+		st, reason, msg := condition(o, "Ready")
+		lines = append(lines, fmt.Sprintf("%s Ready=%s %s: %s", name, st, reason, msg))
+		at := readyTransition(o)
+		if st == "True" && !prevAt.IsZero() && at.Before(prevAt) {
+			return false, "", fmt.Errorf("%s Ready at %s, before the step it depends on (%s)", name, at.Format(time.StampMilli), prevAt.Format(time.StampMilli))
+		}
+		if st != "True" {
+			all = false
+			break
+		}
+		prevAt = at
+		if s.Part == last {
+			break
+		}
+	}
+	return all, strings.Join(lines, "\n"), nil
+}
+
+// stepClock records when each bootstrap step of the example spoke was
+// first seen Ready (later commits take the steps through the chain again,
+// so their conditions' lastTransitionTime moves).
+type stepClock struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// startStepClock looks at the steps every quarter second until ctx ends.
+func startStepClock(ctx context.Context, h *e2e.Hub) *stepClock {
+	c := &stepClock{at: map[string]time.Time{}}
+	go func() {
+		for ctx.Err() == nil {
+			for _, s := range compose.BootstrapSteps() {
+				o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, claimName+"-"+s.Part, metav1.GetOptions{})
+				if err != nil {
+					continue
+				}
+				c.mu.Lock()
+				if _, seen := c.at[s.Part]; !seen {
+					if st, _, _ := condition(o, "Ready"); st == "True" {
+						c.at[s.Part] = time.Now()
+					}
+				}
+				c.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return c
+}
+
+// since lists when each step was first Ready, counted from the moment the
+// stand-in account reported the EKS cluster eksName ACTIVE (when the
+// function composes the bootstrap).
+func (c *stepClock) since(t *testing.T, h *e2e.Hub, eksName string) string {
+	t.Helper()
+	found := h.Account.Find("eks.aws.upbound.io/Cluster", func(r aws.Resource) bool { return r.Name == eksName })
+	if len(found) != 1 {
+		t.Fatalf("%d EKS clusters named %s in the account", len(found), eksName)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var lines []string
+	for _, s := range compose.BootstrapSteps() {
+		if at, ok := c.at[s.Part]; ok {
+			lines = append(lines, fmt.Sprintf("%-14s %s", s.Part, at.Sub(found[0].ReadyAt).Truncate(100*time.Millisecond)))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isTrue accepts a condition that is True.
+func isTrue(status, _ string) bool { return status == "True" }
+
+// waitCondition waits until condition typ of the object name (gvr, in
+// namespace ns) on cluster c satisfies ok, and returns the last state seen
+// ("<name> <typ>=<status> <reason>: <message>", or the read error).
+func waitCondition(ctx context.Context, c *e2e.Cluster, gvr schema.GroupVersionResource, ns, name, typ string, timeout time.Duration,
+	ok func(status, reason string) bool) (string, error) {
+	var last string
+	err := e2e.Poll(ctx, timeout, func() (bool, error) {
+		o, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		st, reason, msg := condition(o, typ)
+		last = fmt.Sprintf("%s %s=%s %s: %s", name, typ, st, reason, msg)
+		return ok(st, reason), nil
+	})
+	return last, err
+}
+
+// readyTransition is when the Ready condition last changed.
+func readyTransition(o *unstructured.Unstructured) time.Time {
+	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Ready" {
+			at, _ := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
+			return at
+		}
+	}
+	return time.Time{}
+}
+
+// spokeBootstrap follows the hub's bootstrap of the example spoke onto the
+// cluster that plays its EKS cluster (e2e.EKS), on the real Flux, External
+// Secrets and Sealed Secrets:
+//   - the hub-side and remote steps up to flux become Ready in their
+//     dependsOn order; the spoke's External Secrets reads the sealing key
+//     with the spoke's own IRSA role (the role Crossplane composed, trusting
+//     the spoke cluster's issuer) and the spoke's Sealed Secrets loads it;
+//   - the example's committed deploy key, sealed for a certificate whose
+//     key was discarded, shows on the claim as CannotDecrypt (not as
+//     Unsealing);
+//   - a deploy key sealed as `fleet cluster add` seals it, with this
+//     environment's certificate, is unsealed on the spoke, the claim's
+//     DeployKeyReady turns True, and the spoke's own GitRepository fetches
+//     the repository with it.
+func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
+	ctx := context.Background()
+	eks := h.EKS[claimName]
+	if eks == nil {
+		t.Fatalf("the suite plays no EKS cluster for %s", claimName)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- the spoke's EKS cluster\n%s", eks.Logs())
+		}
+	})
+	start := time.Now()
+	var state string
+	err := e2e.Poll(ctx, 8*time.Minute, func() (bool, error) {
+		ok, s, err := stepsReady(ctx, h, claimName, "flux")
+		state = s
+		return ok, err
+	})
+	if err != nil {
+		t.Fatalf("bootstrap steps up to flux: %v\n%s", err, state)
+	}
+	t.Logf("bootstrap up to the spoke's Flux Ready (%s after the scenario began):\n%s", time.Since(start), state)
+	env, err := h.HubEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("bootstrap steps Ready, after the EKS cluster was ACTIVE in the account:\n%s", clock.since(t, h, spokeiam.ClusterName(env, claimName)))
+
+	// The spoke's External Secrets used the spoke's ESO role, which trusts
+	// the spoke's issuer only.
+	role := spokeiam.RoleARN(env, claimName, spokeiam.RoleESO)
+	want := "sts:AssumeRoleWithWebIdentity system:serviceaccount:external-secrets:external-secrets " + role + " -> ok"
+	if !slices.Contains(h.Endpoints.Calls(), want) {
+		t.Errorf("no %q among the stand-in's calls: %v", want, h.Endpoints.Calls())
+	}
+
+	// The committed example key cannot be decrypted by this environment.
+	last, err := waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, 4*time.Minute,
+		func(st, reason string) bool { return st == "False" && reason == "CannotDecrypt" })
+	if err != nil {
+		t.Fatalf("the example's key, sealed for another certificate, is not reported as such on the claim: %v (last: %s)", err, last)
+	}
+	t.Logf("claim with the example's key: %s", last)
+
+	// Reseal as `fleet cluster add` does, with this environment's
+	// certificate and the Git server's host keys.
+	sealed, key := sealDeployKey(t, h)
+	if err := h.Git.Authorize(key.Public); err != nil {
+		t.Fatal(err)
+	}
+	rel := filepath.ToSlash(filepath.Join("manifests", fleettree.DeployKeyRel(claimName)))
+	if err := os.WriteFile(filepath.Join(h.Repo.Work, rel), sealed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Commit("apps-staging: deploy key sealed for this environment"); err != nil {
+		t.Fatal(err)
+	}
+	requestReconcile(t, h)
+	resealed := time.Now()
+	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, 4*time.Minute, isTrue)
+	if err != nil {
+		_, s, _ := stepsReady(ctx, h, claimName, compose.DeployKeyPart)
+		t.Fatalf("the resealed key is not Ready on the claim: %v (last: %s)\n%s", err, last, s)
+	}
+	t.Logf("commit of the resealed key to DeployKeyReady on the claim: %s", time.Since(resealed))
+	got, err := eks.Cluster.Kube.CoreV1().Secrets(deploykey.SecretNamespace).Get(ctx, deploykey.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the spoke has no unsealed deploy key: %v", err)
+	}
+	if string(got.Data["identity"]) != string(key.PrivatePEM) {
+		t.Errorf("the spoke's %s/%s identity is not the key that was sealed", deploykey.SecretNamespace, deploykey.SecretName)
+	}
+
+	// The sync step puts the spoke's own source on it; it fetches the
+	// repository with the unsealed key.
+	last, err = waitCondition(ctx, eks.Cluster, gitRepositories, "flux-system", "flux-system", "Ready", 4*time.Minute, isTrue)
+	if err != nil {
+		t.Fatalf("the spoke's own GitRepository did not fetch with the unsealed key: %v (last: %s)", err, last)
+	}
+	t.Logf("commit of the resealed key to the spoke's own source Ready: %s (%s)", time.Since(resealed), last)
+
+	// The spoke runs its own tools (spoke-tools, on its own Flux), the
+	// hub's last steps complete, and the claim is Ready.
+	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, "Ready", 10*time.Minute, isTrue)
+	if err != nil {
+		_, s, _ := stepsReady(ctx, h, claimName, "")
+		t.Fatalf("the claim is not Ready: %v (last: %s)\nhub steps:\n%s\nthe spoke:\n%s", err, last, s, fluxState(ctx, eks.Cluster))
+	}
+	t.Logf("commit of the resealed key to the claim Ready: %s\nthe spoke:\n%s", time.Since(resealed), fluxState(ctx, eks.Cluster))
+
+	// The cluster folder's app: its AppInfrastructure composes, on the
+	// spoke's own Crossplane, the table and queue the app reads.
+	last, err = waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", "payment-app", "Ready", 5*time.Minute, isTrue)
+	if err != nil {
+		t.Fatalf("the spoke's payment-app is not Ready: %v (last: %s)\nthe spoke:\n%s", err, last, fluxState(ctx, eks.Cluster))
+	}
+	t.Logf("commit of the resealed key to payment-app Ready on the spoke: %s", time.Since(resealed))
+	dep, err := eks.Cluster.Kube.AppsV1().Deployments("payments").Get(ctx, "payment-app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := map[string]string{}
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		reads[e.Name] = e.Value
+	}
+	for env, kind := range map[string]string{"TABLE_NAME": "dynamodb.aws.upbound.io/Table", "QUEUE_NAME": "sqs.aws.upbound.io/Queue"} {
+		name := reads[env]
+		found := h.Account.Find(kind, func(r aws.Resource) bool { return r.Name == name || r.Attrs["name"] == name })
+		if name == "" || len(found) != 1 {
+			t.Errorf("the app reads %s=%q; the account holds %d %s of that name (all: %v)", env, name, len(found), kind, names(h.Account.Find(kind, nil)))
+		}
+	}
+}
+
+// names lists resources' names.
+func names(rs []aws.Resource) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// fluxState lists a cluster's Kustomizations and HelmReleases with their
+// Ready condition.
+func fluxState(ctx context.Context, c *e2e.Cluster) string {
+	var lines []string
+	for _, gvr := range []schema.GroupVersionResource{kustomizations, {Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}} {
+		l, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("%s: %v", gvr.Resource, err))
+			continue
+		}
+		for _, o := range l.Items {
+			st, reason, msg := condition(&o, "Ready")
+			lines = append(lines, fmt.Sprintf("%s %s/%s Ready=%s %s: %s", gvr.Resource, o.GetNamespace(), o.GetName(), st, reason, msg))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sealDeployKey makes the example spoke's deploy-key file as `fleet cluster
+// add` writes it, sealed with the certificate of the sealing key the
+// program put in Secrets Manager, and returns it with the key.
+func sealDeployKey(t *testing.T, h *e2e.Hub) ([]byte, *deploykey.Key) {
+	t.Helper()
+	var cert string
+	for _, doc := range h.Bootstrap.Secrets {
+		var m map[string]string
+		if err := json.Unmarshal([]byte(doc), &m); err == nil && m[sealingkey.CertProperty] != "" {
+			cert = m[sealingkey.CertProperty]
+		}
+	}
+	if cert == "" {
+		t.Fatal("the program wrote no sealing certificate to Secrets Manager")
+	}
+	pub, err := sealing.ParseCert([]byte(cert))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := deploykey.Generate("flux-e2e-"+claimName, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := sealing.SealSecret(key.Secret(deploykey.SecretName, deploykey.SecretNamespace, []byte(h.Git.KnownHosts+"\n")), pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fleettree.DeployKeyContent(claimName, key.Public, sealed), key
+}
