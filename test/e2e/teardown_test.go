@@ -21,10 +21,11 @@ import (
 // Crossplane composes for the example app (its AppInfrastructure's).
 const appOwner = "payment-app"
 
-// spokeInfraKinds are what the spoke's nodes need to reach AWS (compute
-// and network): none may go before the app's resources are deleted, or
-// the spoke's Crossplane could no longer delete them (N3).
-var spokeInfraKinds = []string{"NodeGroup", "Cluster", "NATGateway", "RouteTable", "Route", "RouteTableAssociation", "Subnet", "VPC", "InternetGateway"}
+// spokeInfraKinds are what the spoke's pods need to reach AWS (compute,
+// the EKS add-ons that give pods their network, DNS and services, and the
+// network): none may go before the app's resources are deleted, or the
+// spoke's Crossplane could no longer delete them (N3).
+var spokeInfraKinds = []string{"NodeGroup", "Addon", "Cluster", "NATGateway", "EIP", "RouteTable", "Route", "RouteTableAssociation", "Subnet", "VPC", "InternetGateway"}
 
 // teardown deletes the example claim as a pull request does (its file
 // removed from the claims folder) with the app running on the spoke, and
