@@ -34,7 +34,7 @@ func stepsReady(ctx context.Context, h *e2e.Hub, spoke, last string) (bool, stri
 	var prevAt time.Time
 	all := true
 	for _, s := range compose.BootstrapSteps() {
-		name := spoke + "-" + s.Part
+		name := compose.BootstrapName(spoke, s.Part)
 		o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("%s: %v", name, err))
@@ -73,7 +73,7 @@ func startStepClock(ctx context.Context, h *e2e.Hub) *stepClock {
 	go func() {
 		for ctx.Err() == nil {
 			for _, s := range compose.BootstrapSteps() {
-				o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, claimName+"-"+s.Part, metav1.GetOptions{})
+				o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, s.Part), metav1.GetOptions{})
 				if err != nil {
 					continue
 				}

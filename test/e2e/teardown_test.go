@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func teardown(t *testing.T, h *e2e.Hub) {
 			if _, seen := stepGone[st.Part]; seen {
 				continue
 			}
-			_, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, claimName+"-"+st.Part, metav1.GetOptions{})
+			_, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, st.Part), metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				stepGone[st.Part] = time.Since(start).Truncate(time.Second)
 			}
@@ -93,22 +94,19 @@ func teardown(t *testing.T, h *e2e.Hub) {
 	for _, st := range compose.BootstrapSteps() {
 		timeline = append(timeline, fmt.Sprintf("%s-%s gone after %s", claimName, st.Part, stepGone[st.Part]))
 	}
-	for _, l := range h.Account.Log() {
-		if f := strings.Fields(l); len(f) >= 4 && f[1] == "delete" && !other[f[2]+"/"+f[3]] {
-			at, err := time.Parse("15:04:05.000", f[0])
-			if err != nil {
-				t.Fatalf("ledger line %q: %v", l, err)
-			}
-			now := time.Now()
-			after := time.Date(now.Year(), now.Month(), now.Day(), at.Hour(), at.Minute(), at.Second(), at.Nanosecond(), now.Location()).Sub(start)
-			timeline = append(timeline, fmt.Sprintf("%s %s deleted after %s", f[2], f[3], after.Truncate(time.Second)))
-			// What the first bootstrap step holds (namespaced Usages of
-			// cluster-scoped objects): the node group and its add-ons.
-			// The suite sees a step gone at its next look (every
-			// quarter second, plus its reads): 2 s of slack.
-			if (strings.HasSuffix(f[2], "/NodeGroup") || strings.HasSuffix(f[2], "/Addon")) && after+2*time.Second < stepGone[compose.BootstrapSteps()[0].Part] {
-				t.Errorf("%s %s deleted %s after the claim, before %s-%s was gone (%s)", f[2], f[3], after, claimName, compose.BootstrapSteps()[0].Part, stepGone[compose.BootstrapSteps()[0].Part])
-			}
+	for _, d := range h.Account.Deletions() {
+		if other[d.Kind+"/"+d.ID] {
+			continue
+		}
+		after := d.At.Sub(start)
+		timeline = append(timeline, fmt.Sprintf("%s %s deleted after %s", d.Kind, d.ID, after.Truncate(time.Second)))
+		// What the first bootstrap step holds (namespaced Usages of
+		// cluster-scoped objects): the node group and its add-ons.
+		// The suite sees a step gone at its next look (every
+		// quarter second, plus its reads): 2 s of slack.
+		if (strings.HasSuffix(d.Kind, "/NodeGroup") || strings.HasSuffix(d.Kind, "/Addon")) && after+2*time.Second < stepGone[compose.BootstrapSteps()[0].Part] {
+			t.Errorf("%s %s deleted %s after the claim, before %s was gone (%s)", d.Kind, d.ID, after,
+				compose.BootstrapName(claimName, compose.BootstrapSteps()[0].Part), stepGone[compose.BootstrapSteps()[0].Part])
 		}
 	}
 	t.Logf("teardown timeline:\n%s", strings.Join(timeline, "\n"))
@@ -117,27 +115,20 @@ func teardown(t *testing.T, h *e2e.Hub) {
 	// compute and network.
 	lastApp, firstInfra := -1, -1
 	var infraLine string
-	log := h.Account.Log()
-	for i, l := range log {
-		f := strings.Fields(l)
-		if len(f) < 4 || f[1] != "delete" {
-			continue
-		}
-		kind, id := f[2], f[3]
-		for _, a := range app {
-			if a == kind+" "+id {
-				lastApp = i
-			}
+	deletions := h.Account.Deletions()
+	for i, d := range deletions {
+		if slices.Contains(app, d.Kind+" "+d.ID) {
+			lastApp = i
 		}
 		for _, k := range spokeInfraKinds {
-			if strings.HasSuffix(kind, "/"+k) && firstInfra < 0 && !other[kind+"/"+id] {
-				firstInfra, infraLine = i, l
+			if strings.HasSuffix(d.Kind, "/"+k) && firstInfra < 0 && !other[d.Kind+"/"+d.ID] {
+				firstInfra, infraLine = i, d.Kind+" "+d.ID
 			}
 		}
 	}
 	if lastApp < 0 || firstInfra < 0 || lastApp > firstInfra {
-		t.Errorf("the app's resources (%v) were not all deleted before the spoke's compute and network (first: %s; last app deletion at line %d, first infrastructure deletion at line %d):\n%s",
-			app, infraLine, lastApp, firstInfra, strings.Join(log, "\n"))
+		t.Errorf("the app's resources (%v) were not all deleted before the spoke's compute and network (first: %s; last app deletion %d, first infrastructure deletion %d):\n%s",
+			app, infraLine, lastApp, firstInfra, strings.Join(h.Account.Log(), "\n"))
 	}
 	sort.Strings(app)
 	t.Logf("the app's resources, deleted first: %s", fmt.Sprint(app))

@@ -39,8 +39,12 @@ const (
 	deletionWaitFor = "WaitForTermination"
 )
 
+// BootstrapName is the metadata name of a spoke's bootstrap object part
+// (a step's Part, or KubeconfigKey): <spoke>-<part>.
+func BootstrapName(spoke, part string) string { return spoke + "-" + part }
+
 // Step is one hub Kustomization that bootstraps a spoke. Its metadata name
-// is <spoke>-<Part>; it depends on the step before it.
+// is BootstrapName(spoke, Part); it depends on the step before it.
 type Step struct {
 	Part string
 	// Path below GITOPS_SYSTEM_PATH; empty for the deploy-key step, which
@@ -238,7 +242,7 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 	if in.SystemPath == "" {
 		return nil, nil, fmt.Errorf("function input gitopsSystemPath is empty (Flux substitutes ${%s} from cluster-info)", clusterinfo.SystemPath)
 	}
-	name := func(part string) string { return p.Spoke + "-" + part }
+	name := func(part string) string { return BootstrapName(p.Spoke, part) }
 	vars, ok := bootstrapVars(p, in.Observed)
 	out := map[string]Object{}
 	keep := func(key string) bool { _, seen := in.Observed[key]; return ok || seen }
@@ -373,7 +377,7 @@ type Ref struct {
 func BootstrapUsages(spoke string) []Usage {
 	steps := BootstrapSteps()
 	ks := func(part string) Ref {
-		return Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: spoke + "-" + part}
+		return Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: BootstrapName(spoke, part)}
 	}
 	hold := func(of, by string) Usage {
 		return Usage{Key: "usage-" + of + "-by-" + by, Name: spoke + "-uses-" + of + "-by-" + by, Of: ks(of), By: ks(by)}

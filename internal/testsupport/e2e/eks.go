@@ -20,6 +20,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
@@ -94,11 +95,7 @@ func claimRegion(repoRoot, spoke string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var claim struct {
-		Spec struct {
-			Region string `json:"region"`
-		} `json:"spec"`
-	}
+	var claim workloadcluster.Claim
 	if err := yaml.Unmarshal(b, &claim); err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
@@ -139,7 +136,7 @@ func (h *Hub) startEKS(ctx context.Context, dir, repoRoot string, images map[str
 	if err != nil {
 		return e, err
 	}
-	name := opts.Spoke + "-" + compose.KubeconfigKey
+	name := compose.BootstrapName(opts.Spoke, compose.KubeconfigKey)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: compose.BootstrapNamespace},
 		Data: map[string][]byte{"value": kubeconfig}}
 	if _, err := h.Cluster.Kube.CoreV1().Secrets(compose.BootstrapNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {

@@ -45,10 +45,17 @@ func (r Resource) Reported(key string, now time.Time) any {
 
 // Ledger is what exists in the account, and what happened to it.
 type Ledger struct {
-	mu    sync.Mutex
-	res   map[string]*Resource // Kind/ID
-	log   []string
-	calls map[string]int
+	mu      sync.Mutex
+	res     map[string]*Resource // Kind/ID
+	log     []string
+	deleted []Deletion
+	calls   map[string]int
+}
+
+// Deletion is one resource deleted from the account, and when.
+type Deletion struct {
+	Kind, ID string
+	At       time.Time
 }
 
 // NewLedger returns an empty account.
@@ -71,7 +78,16 @@ func (l *Ledger) remove(kind, id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.res, kind+"/"+id)
-	l.log = append(l.log, fmt.Sprintf("%s delete %s %s", time.Now().Format("15:04:05.000"), kind, id))
+	now := time.Now()
+	l.deleted = append(l.deleted, Deletion{Kind: kind, ID: id, At: now})
+	l.log = append(l.log, fmt.Sprintf("%s delete %s %s", now.Format("15:04:05.000"), kind, id))
+}
+
+// Deletions returns the resources deleted, in order.
+func (l *Ledger) Deletions() []Deletion {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Deletion(nil), l.deleted...)
 }
 
 func (l *Ledger) note(format string, args ...any) {
