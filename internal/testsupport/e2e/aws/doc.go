@@ -58,8 +58,8 @@
 //     DescribeAddonVersions offers it for the cluster's version (here the
 //     versions the suite's hub looked up); refusals are reported as failed
 //     external calls and listed (Provider.Refusals). AWS's own messages for
-//     the last two are paraphrased, and an update's duration is not
-//     modelled (AWS reports the new version at once);
+//     the last two are paraphrased; an update takes Provider.UpdateTakes,
+//     during which AWS reports the old version;
 //   - faults the suite injects (Provider.Fail): an AWS error on a create or
 //     update is reported as crossplane-runtime reports a failed external
 //     call, the managed resource Synced False with "create failed: <error>"
