@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
@@ -289,9 +290,16 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 	if err != nil {
 		return nil, wrap("git secret", err)
 	}
+	// Flux's watch label: kustomize-controller reconciles every
+	// Kustomization that substitutes from cluster-info (the hub's and each
+	// spoke's hub-side bootstrap steps) as soon as `pulumi up` changes it,
+	// not at its next interval (kustomize-controller v1.9
+	// internal/controller/kustomization_manager.go, requestsForConfigDependency).
+	// A sealing-key rotation so reaches every cluster's controller at once.
 	cm, err := corev1.NewConfigMap(ctx, name+"-cluster-info", &corev1.ConfigMapArgs{
-		Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(clusterinfo.Name), Namespace: pulumi.String(clusterinfo.Namespace)},
-		Data:     pulumi.StringMap(data),
+		Metadata: &metav1.ObjectMetaArgs{Name: pulumi.String(clusterinfo.Name), Namespace: pulumi.String(clusterinfo.Namespace),
+			Labels: pulumi.StringMap{fluxmeta.LabelKeyWatch: pulumi.String(fluxmeta.LabelValueWatchEnabled)}},
+		Data: pulumi.StringMap(data),
 	}, parent, pulumi.DependsOn([]pulumi.Resource{ns}))
 	if err != nil {
 		return nil, wrap("cluster-info", err)

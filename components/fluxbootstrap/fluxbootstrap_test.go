@@ -251,6 +251,11 @@ func TestFluxBootstrap(t *testing.T) {
 	if md := cm.Inputs["metadata"].ObjectValue(); md["name"].StringValue() != clusterinfo.Name || md["namespace"].StringValue() != clusterinfo.Namespace {
 		t.Errorf("cluster-info metadata %v", md)
 	}
+	// Without Flux's watch label a `pulumi up` change (a sealing-key
+	// rotation) reaches the Kustomizations only at their next interval.
+	if l := cm.Inputs["metadata"].ObjectValue()["labels"]; !l.IsObject() || l.ObjectValue()["reconcile.fluxcd.io/watch"].StringValue() != "Enabled" {
+		t.Errorf("cluster-info labels %v, want reconcile.fluxcd.io/watch: Enabled", l)
+	}
 
 	repo := get("kubernetes:source.toolkit.fluxcd.io/v1:GitRepository", "flux-git")
 	rs := repo.Inputs["spec"].ObjectValue()

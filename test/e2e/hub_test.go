@@ -238,6 +238,10 @@ func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 // becomes Ready only after what it depends on, and the example claim
 // composes (claimComposes).
 func TestHubSyncsTheTree(t *testing.T) {
+	// Every test of the suite runs on its own network and API servers, so
+	// they run in parallel, as many at once as go test's -parallel allows
+	// (GOMAXPROCS: two on the CI machine's two cores).
+	t.Parallel()
 	ctx := context.Background()
 	start := time.Now()
 	// The example spoke's EKS cluster is played by a second local cluster

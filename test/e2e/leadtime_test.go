@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +26,9 @@ var awsCreateTimes = map[string]time.Duration{
 }
 
 const leadTimeScale = 30
+
+// leadTimeClaim is the claim the lead-time scenario merges.
+const leadTimeClaim = "lead-time"
 
 // leadTime merges a second claim, as a team's pull request does, with the
 // stand-in's create times set to AWS's scaled down, and measures merge to
@@ -54,26 +55,8 @@ func leadTime(t *testing.T, h *e2e.Hub) {
 
 	// The example claim renamed, with its own network (what `fleet
 	// cluster add` would write differs only in the defaults it picks).
-	const name = "lead-time"
-	b, err := os.ReadFile(filepath.Join("..", "..", claimFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	claim := strings.NewReplacer("name: "+claimName, "name: "+name, "vpcCidr: 10.20.0.0/16", "vpcCidr: 10.21.0.0/16").Replace(string(b))
-	if !strings.Contains(claim, "name: "+name) || !strings.Contains(claim, "10.21.0.0/16") {
-		t.Fatalf("the example claim changed shape; cannot derive %s from it:\n%s", name, claim)
-	}
-	dir := filepath.Dir(filepath.Join(h.Repo.Work, filepath.FromSlash(claimFile)))
-	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(claim), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Repo.Edit(filepath.ToSlash(filepath.Join(filepath.Dir(claimFile), "kustomization.yaml")),
-		"  - apps-staging.yaml\n", "  - apps-staging.yaml\n  - "+name+".yaml\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Repo.Commit("add " + name); err != nil {
-		t.Fatal(err)
-	}
+	const name = leadTimeClaim
+	addClaim(t, h, name, "10.21.0.0/16")
 	merged := time.Now()
 	requestReconcile(t, h)
 	if err := claimComposedOf(ctx, h, name, 5*time.Minute); err != nil {

@@ -104,6 +104,7 @@ func plantedKustomization(name, dependsOn string) string {
 // must catch and checks that the suite's own checks (hubSynced,
 // claimComposed) fail with messages naming each.
 func TestHubFailsOnPlantedErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := startHub(t, "e2eplant", "10.203.0.0/16", plantErrors)
 	// Wait until every planted error has had its effect: the claim exists

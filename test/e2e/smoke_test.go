@@ -15,6 +15,7 @@ import (
 )
 
 func TestSmokeCluster(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	start := time.Now()
 	n, err := e2e.NewNetwork("e2esmoke", netip.MustParsePrefix("10.201.0.0/16"))

@@ -86,6 +86,7 @@ func pathEnding(t *testing.T, built map[string][]*unstructured.Unstructured, suf
 // (fluxcd/pkg runtime/client impersonator.go setImpersonationConfig), with
 // server-side apply as field manager kustomize-controller.
 func TestWorkloadsIdentityIsConfined(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	built := spokeBuilt(t, "apps-staging")
 	bootstrap := pathEnding(t, built, "spoke-bootstrap/workloads")
@@ -462,6 +463,7 @@ spec:
 // and app are gone. Stand-ins: spoke-tools is an empty Kustomization (the
 // workloads wait for it), the GitRepository reads the suite's Git server.
 func TestSpokeTeamComesAndGoes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	built := spokeBuilt(t, "apps-staging")
 	var instance *unstructured.Unstructured

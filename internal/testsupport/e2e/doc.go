@@ -28,5 +28,11 @@
 //     cluster, reached by the hub's composed bootstrap through a kubeconfig
 //     Secret (kubeconfigSubstitute, the one field the suite substitutes),
 //     with the Flux Operator played on it as on the hub;
-//   - AWS (package aws): see its documentation.
+//   - AWS (package aws): see its documentation;
+//   - the Pulumi engine (CaptureHub, Hub.Up): the hub's program runs under
+//     pulumi.WithMocks and its Kubernetes objects are applied as the
+//     Kubernetes provider applies them; an update (`pulumi up` after a
+//     config change) runs it again with the previous run as its state, so
+//     resources whose inputs did not change keep their outputs (the key
+//     pairs), and applies only the objects that changed.
 package e2e

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -68,6 +70,8 @@ type Hub struct {
 	EKS map[string]*EKS
 
 	kubeconfigs *kubeconfigSubstitute
+	// cfg is the stack config the program ran with.
+	cfg map[string]string
 
 	fluxObjects []*unstructured.Unstructured
 	stopAWS     context.CancelFunc
@@ -143,6 +147,7 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	if err := h.Pods.Start(context.Background()); err != nil {
 		return h, err
 	}
+	h.cfg = cfg
 	if h.Bootstrap, err = CaptureHub(cfg); err != nil {
 		return h, err
 	}
@@ -334,6 +339,61 @@ func (h *Hub) apply(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Up runs the hub's program again as `pulumi up` does after `pulumi config
+// set`: edit changes the stack config; resources whose inputs did not
+// change keep their state (mocks.Mocks.Prior: the key pairs, the generated
+// names); a Secrets Manager document whose value changed is put as the
+// SecretVersion's update puts it (before anything that depends on it, as
+// cluster-info's sealing variables do); the Kubernetes objects that changed
+// are applied, in the program's order, as its Kubernetes provider applies
+// them (server-side apply). It returns the objects it applied. An update
+// that would replace the FluxInstance or delete an object is not modelled
+// and is an error.
+func (h *Hub) Up(ctx context.Context, edit func(cfg map[string]string)) ([]*unstructured.Unstructured, error) {
+	cfg := maps.Clone(h.cfg)
+	edit(cfg)
+	next, err := captureHub(cfg, h.Bootstrap.Mocks)
+	if err != nil {
+		return nil, err
+	}
+	key := func(o *unstructured.Unstructured) string {
+		return o.GroupVersionKind().GroupKind().String() + " " + o.GetNamespace() + "/" + o.GetName()
+	}
+	before := map[string]*unstructured.Unstructured{}
+	for _, o := range h.Bootstrap.Objects {
+		before[key(o)] = o
+	}
+	var changed []*unstructured.Unstructured
+	for _, o := range next.Objects {
+		prev, ok := before[key(o)]
+		delete(before, key(o))
+		if ok && equality.Semantic.DeepEqual(prev.Object, o.Object) {
+			continue
+		}
+		if o.GroupVersionKind().GroupKind() == fluxInstanceGK {
+			return nil, fmt.Errorf("pulumi up: the FluxInstance changes; the suite's Flux Operator stand-in installs once")
+		}
+		changed = append(changed, o)
+	}
+	for k := range before {
+		return nil, fmt.Errorf("pulumi up: %s would be deleted; not modelled", k)
+	}
+	for arn, v := range next.Secrets {
+		if h.Bootstrap.Secrets[arn] != v {
+			if err := h.Endpoints.PutSecretValue(arn, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, o := range changed {
+		if err := h.Cluster.Apply(ctx, "pulumi-kubernetes", o); err != nil {
+			return nil, fmt.Errorf("pulumi up: %w", err)
+		}
+	}
+	h.cfg, h.Bootstrap = cfg, next
+	return changed, nil
 }
 
 // secretValue reads key from a Secret's stringData or data.

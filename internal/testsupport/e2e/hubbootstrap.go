@@ -36,8 +36,15 @@ type HubBootstrap struct {
 // CaptureHub runs the hub's Pulumi program (hub.Run, what main runs) under
 // the mocks with the stack config cfg (full keys).
 func CaptureHub(cfg map[string]string) (*HubBootstrap, error) {
+	return captureHub(cfg, nil)
+}
+
+// captureHub runs the program with prior as the stack's state (nil: a new
+// stack).
+func captureHub(cfg map[string]string, prior *mocks.Mocks) (*HubBootstrap, error) {
 	m := mocks.New()
 	m.RealKeys = true
+	m.Prior = prior
 	if err := m.Run(cfg, hub.Run); err != nil {
 		return nil, fmt.Errorf("hub program: %w", err)
 	}

@@ -152,6 +152,21 @@ func (r *PodRunner) Procs(ns, prefix string) []*Proc {
 	return out
 }
 
+// Pods returns, by pod name, the processes started for the pods of
+// namespace ns whose name starts with prefix (a restarted container's
+// earlier processes included, exited).
+func (r *PodRunner) Pods(ns, prefix string) map[string][]*Proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string][]*Proc{}
+	for _, p := range r.pods {
+		if p.ns == ns && strings.HasPrefix(p.name, prefix) {
+			out[p.name] = append(out[p.name], p.procs...)
+		}
+	}
+	return out
+}
+
 func (r *PodRunner) image(ref string) (Image, string, bool) {
 	repo, tag := ref, "latest"
 	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {

@@ -84,6 +84,29 @@ func (p *Proc) Running() bool {
 	return p.cmd != nil && !p.exited()
 }
 
+// PID is the running process's ID, 0 when it does not run; a restarted
+// process has a new one.
+func (p *Proc) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil || p.exited() {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Kill kills the process group with SIGKILL, as the OOM killer or a
+// node's crash ends a container: the process exits on its own (Exited
+// reports it), so a PodRunner restarts it under the pod's restartPolicy.
+func (p *Proc) Kill() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil || p.exited() {
+		return fmt.Errorf("%s: not running", p.Name)
+	}
+	return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
 // Exited returns the process's exit error once it has exited on its own
 // (not through Stop), and false while it runs.
 func (p *Proc) Exited() (bool, error) {

@@ -94,11 +94,17 @@ type Mocks struct {
 	// (generated as pulumi-tls generates them) instead of placeholders, for
 	// tests that use them (the real-controller suite).
 	RealKeys bool
-	ctx      *pulumi.Context
-	mu       sync.Mutex
-	res      []*Resource
-	byURN    map[string]*Resource
-	invoke   []string
+	// Prior is the previous update's registrations, as the engine keeps
+	// them in the stack's state: a custom resource whose URN and inputs
+	// are unchanged keeps the ID and outputs it had (its key pair, its
+	// generated names) instead of new ones, as `pulumi up` after a config
+	// change leaves what the change does not touch.
+	Prior  *Mocks
+	ctx    *pulumi.Context
+	mu     sync.Mutex
+	res    []*Resource
+	byURN  map[string]*Resource
+	invoke []string
 	// synthetic names the children registered for remote components.
 	synthetic map[string]bool
 	// eips counts Elastic IPs, each given the next EIPBase address.
@@ -351,6 +357,9 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 			return "", nil, err
 		}
 		id = ""
+	case r.Custom && m.unchanged(r) != nil:
+		p := m.unchanged(r)
+		id, state = p.ID, p.State.Copy()
 	case r.Custom:
 		id = r.Name + "-id"
 		m.fill(r, state)
@@ -396,6 +405,18 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 	}
 	m.mu.Unlock()
 	return id, state, nil
+}
+
+// unchanged is r's registration in Prior when its inputs are the same.
+func (m *Mocks) unchanged(r *Resource) *Resource {
+	if m.Prior == nil {
+		return nil
+	}
+	p := m.Prior.ByURN(r.URN)
+	if p == nil || p.Type != r.Type || !p.Inputs.DeepEquals(r.Inputs) {
+		return nil
+	}
+	return p
 }
 
 func str(m resource.PropertyMap, k string) string {

@@ -31,12 +31,14 @@ import (
 // must be the one the trust policy's StringEquals condition names; a role
 // that does not exist (neither the program nor Crossplane created it) is
 // refused; a secret is found by name or ARN; a caller must hold credentials
-// this STS issued. Not modelled: request signing (SigV4 signatures are not
-// verified, only the access key they name), the role's permission policies
-// (the IAM tests evaluate those), the issuer URL against the trust policy's
-// federated principal (the hub's tokens come from the local API server, not
-// the EKS OIDC issuer the program's trust policies name), KMS decryption
-// and version stages other than AWSCURRENT.
+// this STS issued; a value put later (PutSecretValue, as the program's
+// SecretVersion update puts a rotated key document) is what GetSecretValue
+// answers from then on, with a new VersionId. Not modelled: request signing
+// (SigV4 signatures are not verified, only the access key they name), the
+// role's permission policies (the IAM tests evaluate those), the issuer URL
+// against the trust policy's federated principal (the hub's tokens come
+// from the local API server, not the EKS OIDC issuer the program's trust
+// policies name), KMS decryption and version stages other than AWSCURRENT.
 type Endpoints struct {
 	Region, Account, Partition string
 	// Roles are the IAM roles that exist: ARN to trust policy document.
@@ -56,7 +58,27 @@ type Endpoints struct {
 }
 
 // Secret is one Secrets Manager secret with its current value.
-type Secret struct{ ARN, Name, Value string }
+type Secret struct {
+	ARN, Name, Value string
+	// Version counts the values put after the first (PutSecretValue).
+	Version int
+}
+
+// PutSecretValue makes value the secret's current version, as Pulumi's
+// SecretVersion update calls secretsmanager:PutSecretValue: GetSecretValue
+// answers it, with a new VersionId, from then on.
+func (e *Endpoints) PutSecretValue(arn, value string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range e.Secrets {
+		if e.Secrets[i].ARN == arn {
+			e.Secrets[i].Value = value
+			e.Secrets[i].Version++
+			return nil
+		}
+	}
+	return fmt.Errorf("Secrets Manager: no secret %s", arn)
+}
 
 // Hosts are the endpoint host names, each to its handler.
 func (e *Endpoints) Hosts() map[string]http.Handler {
@@ -266,7 +288,7 @@ func (e *Endpoints) secretsManager(w http.ResponseWriter, r *http.Request) {
 	e.record("secretsmanager:GetSecretValue %s %s -> ok", role, in.SecretID)
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"ARN": sec.ARN, "Name": sec.Name, "SecretString": sec.Value, "VersionId": "00000000-0000-4000-8000-000000000001",
+		"ARN": sec.ARN, "Name": sec.Name, "SecretString": sec.Value, "VersionId": fmt.Sprintf("00000000-0000-4000-8000-%012d", sec.Version+1),
 		"VersionStages": []string{"AWSCURRENT"}, "CreatedDate": float64(time.Now().Unix()),
 	})
 }
@@ -274,6 +296,8 @@ func (e *Endpoints) secretsManager(w http.ResponseWriter, r *http.Request) {
 // secret finds a secret by ARN or name (Secrets Manager's SecretId takes
 // either).
 func (e *Endpoints) secret(id string) (Secret, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	for _, sec := range e.Secrets {
 		if sec.ARN == id || sec.Name == id {
 			return sec, true

@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+)
+
+// addClaim commits a copy of the example claim named name with its own
+// VPC CIDR, as a team's pull request adds one.
+func addClaim(t *testing.T, h *e2e.Hub, name, cidr string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", claimFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := strings.NewReplacer("name: "+claimName, "name: "+name, "vpcCidr: 10.20.0.0/16", "vpcCidr: "+cidr).Replace(string(b))
+	if !strings.Contains(claim, "name: "+name) || !strings.Contains(claim, cidr) {
+		t.Fatalf("the example claim changed shape; cannot derive %s from it:\n%s", name, claim)
+	}
+	dir := filepath.Dir(filepath.Join(h.Repo.Work, filepath.FromSlash(claimFile)))
+	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(claim), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Edit(filepath.ToSlash(filepath.Join(filepath.Dir(claimFile), "kustomization.yaml")),
+		"  - apps-staging.yaml\n", "  - apps-staging.yaml\n  - "+name+".yaml\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Commit("add " + name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kindsOf counts the account's resources of a claim by kind.
+func kindsOf(acct *aws.Ledger, claim string) map[string]int {
+	out := map[string]int{}
+	for _, r := range acct.All() {
+		if strings.HasPrefix(r.Owner, claim+"-") {
+			out[r.Kind]++
+		}
+	}
+	return out
+}
+
+// restartMidCreate merges a new claim with the EKS control plane's create
+// time at 20 s and, while AWS is creating it, kills the hub's Crossplane
+// (core: the composite, claim and Usage controllers) and the composition
+// function's process, as an OOM kill or a lost node does; the pods' restart
+// policy brings them back. The claim must still be composed to every
+// resource Ready, with exactly the resources of the same claim composed
+// without a restart (the lead-time claim's, kind by kind: nothing created
+// twice, nothing missing) and EKS refusing nothing. The providers are the
+// stand-in's (their restart, and crossplane-runtime's external-create
+// bookkeeping across it, are not modelled).
+func restartMidCreate(t *testing.T, h *e2e.Hub, like string) {
+	ctx := context.Background()
+	const name, createTakes = "restarted", 20 * time.Second
+	h.AWS.SetReadyAfter("aws_eks_cluster", createTakes)
+	defer h.AWS.SetReadyAfter("aws_eks_cluster", 0)
+	refusedBefore := len(h.AWS.Refusals())
+	want := kindsOf(h.Account, like)
+	if len(want) == 0 {
+		t.Fatalf("the account holds nothing of %s to compare with", like)
+	}
+	addClaim(t, h, name, "10.22.0.0/16")
+	requestReconcile(t, h)
+
+	// Once AWS is creating the control plane, kill what composes it.
+	var creating time.Time
+	err := e2e.Poll(ctx, 3*time.Minute, func() (bool, error) {
+		if c := kindsOf(h.Account, name)["eks.aws.upbound.io/Cluster"]; c > 0 {
+			creating = time.Now()
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("AWS never started creating %s's control plane: %v", name, err)
+	}
+	killed := map[string]int{}
+	for _, prefix := range []string{"crossplane-", "function-workload-cluster-"} {
+		for pod, procs := range h.Pods.Pods("crossplane-system", prefix) {
+			if strings.HasPrefix(pod, "crossplane-rbac-manager") {
+				continue
+			}
+			for _, p := range procs {
+				if pid := p.PID(); pid != 0 {
+					if err := p.Kill(); err != nil {
+						t.Fatal(err)
+					}
+					killed[pod+"/"+p.Name] = pid
+				}
+			}
+		}
+	}
+	if len(killed) < 2 {
+		t.Fatalf("killed %v: want Crossplane's core and the function", killed)
+	}
+	t.Logf("killed %v %s after AWS began creating the control plane", killed, time.Since(creating).Truncate(time.Millisecond))
+	if err := claimComposedOf(ctx, h, name, 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("composed %s after the kill", time.Since(creating).Truncate(time.Second))
+	// The killed processes run again.
+	for pod := range killed {
+		n, running := strings.SplitN(pod, "/", 2), false
+		for _, p := range h.Pods.Pods("crossplane-system", n[0])[n[0]] {
+			running = running || p.PID() != 0
+		}
+		if !running {
+			t.Errorf("%s was not restarted", pod)
+		}
+	}
+	got := kindsOf(h.Account, name)
+	var diff []string
+	kinds := maps.Clone(want)
+	maps.Copy(kinds, got)
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		if want[k] != got[k] {
+			diff = append(diff, fmt.Sprintf("%s: %d, want %d", k, got[k], want[k]))
+		}
+	}
+	if len(diff) > 0 {
+		t.Errorf("after the restart the account holds for %s, compared with %s:\n%s", name, like, strings.Join(diff, "\n"))
+	}
+	if refused := h.AWS.Refusals()[refusedBefore:]; len(refused) > 0 {
+		t.Errorf("EKS refused calls on the way:\n%s", strings.Join(refused, "\n"))
+	}
+}
