@@ -161,12 +161,14 @@ rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
 		return wl.Patch(ctx, o, client.Apply, client.FieldOwner("kustomize-controller"), client.ForceOwnership)
 	}
 
-	// The policy takes effect once the API server has loaded it.
+	// The policy takes effect once the API server has loaded it. A probe
+	// that got through is removed as admin: the policy may refuse the
+	// workloads identity's delete, having loaded in between.
 	probe := mustYAML(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: probe, namespace: default}\n")
 	if err := e2e.Poll(ctx, time.Minute, func() (bool, error) {
 		err := apply(probe)
 		if err == nil {
-			return false, wl.Delete(ctx, probe)
+			return false, c.Client.Delete(ctx, probe.DeepCopy())
 		}
 		return apierrors.IsInvalid(err) || apierrors.IsForbidden(err), nil
 	}); err != nil {
