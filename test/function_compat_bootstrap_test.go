@@ -30,10 +30,16 @@ import (
 // the folder is empty, and it fails, rather than waits out its timeout, on a
 // key the spoke's Sealed Secrets cannot decrypt; the secret-store step
 // retries its early-failing first sync after 15s, not 1m (measured on the
-// real controllers: a minute of every new spoke's lead time).
+// real controllers: a minute of every new spoke's lead time); the hub-side
+// steps time out with their HelmRelease's install (5m, not 10m or 15m): a
+// claim deleted during their health check waited it out (measured on the
+// real controllers: 5 to 17 minutes of a `pulumi destroy`).
 var bootstrapFixed = map[string][]string{
 	compose.StepKeyPrefix + compose.DeployKeyPart: {"wait", "healthChecks", "healthCheckExprs"},
 	compose.StepKeyPrefix + "secret-store":        {"retryInterval"},
+	compose.StepKeyPrefix + "eso-controller":      {"timeout"},
+	compose.StepKeyPrefix + "sealed-secrets":      {"timeout"},
+	compose.StepKeyPrefix + "flux-operator":       {"timeout"},
 }
 
 // TestFunctionBootstrapMatchesComposition renders the committed claim and a

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -290,7 +289,7 @@ func names(rs []aws.Resource) []string {
 // Ready condition.
 func fluxState(ctx context.Context, c *e2e.Cluster) string {
 	var lines []string
-	for _, gvr := range []schema.GroupVersionResource{kustomizations, {Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}} {
+	for _, gvr := range []schema.GroupVersionResource{kustomizations, helmReleases} {
 		l, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("%s: %v", gvr.Resource, err))
@@ -309,17 +308,7 @@ func fluxState(ctx context.Context, c *e2e.Cluster) string {
 // program put in Secrets Manager, and returns it with the key.
 func sealDeployKey(t *testing.T, h *e2e.Hub) ([]byte, *deploykey.Key) {
 	t.Helper()
-	var cert string
-	for _, doc := range h.Bootstrap.Secrets {
-		var m map[string]string
-		if err := json.Unmarshal([]byte(doc), &m); err == nil && m[sealingkey.CertProperty] != "" {
-			cert = m[sealingkey.CertProperty]
-		}
-	}
-	if cert == "" {
-		t.Fatal("the program wrote no sealing certificate to Secrets Manager")
-	}
-	pub, err := sealing.ParseCert([]byte(cert))
+	pub, err := sealing.ParseCert([]byte(sealingDocument(t, h)[sealingkey.CertProperty]))
 	if err != nil {
 		t.Fatal(err)
 	}

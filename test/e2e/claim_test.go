@@ -276,10 +276,6 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 		}
 	})
 
-	// It adds a second spoke to the account.
-	t.Run("lead time of a new spoke", func(t *testing.T) { leadTime(t, h) })
-	t.Run("Crossplane and the function restarted mid-create", func(t *testing.T) { restartMidCreate(t, h, leadTimeClaim) })
-
 	// Last: once its deploy key opens, the spoke runs its own tools,
 	// which would weigh on the timings above.
 	if !t.Run("the hub's bootstrap reaches the spoke", func(t *testing.T) { spokeBootstrap(t, h, clock) }) {
@@ -288,7 +284,6 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 	t.Run("a sealing-key rotation reaches every running controller", func(t *testing.T) { rotation(t, h) })
 	t.Run("a commit reaches the spoke while the hub's API server is stopped", func(t *testing.T) { hubDown(t, h) })
 	t.Run("the claim's teardown leaves nothing in the account", func(t *testing.T) { teardown(t, h) })
-	t.Run("pulumi destroy's root Kustomization goes after every spoke", func(t *testing.T) { destroy(t, h) })
 }
 
 // usageProtects tries to delete the claim's VPC, which a ClusterUsage

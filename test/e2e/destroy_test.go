@@ -62,8 +62,8 @@ next:
 // destroy deletes the hub's root Kustomization as `pulumi destroy` deletes
 // it first (the program's object; the Kubernetes provider deletes with
 // foreground propagation and waits for it to be gone: pulumi-kubernetes
-// provider/pkg/await/await.go, Deletion), with a spoke still composed (the
-// lead-time claim's), and follows it. The root goes only after every claim
+// provider/pkg/await/await.go, Deletion), with spokes still composed
+// (every claim on the hub), and follows it. The root goes only after every claim
 // is gone and the account holds nothing any claim composed; what Pulumi
 // removes after the root (Crossplane and its packages, External Secrets,
 // Sealed Secrets, the hub's Flux) still runs when it is gone, since the

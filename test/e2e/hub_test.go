@@ -283,7 +283,7 @@ func describe(ctx context.Context, h *e2e.Hub) string {
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"},
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"},
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"},
-		{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"},
+		helmReleases,
 		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"},
 		{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"},
 		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"},

@@ -17,10 +17,11 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/sealing"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
 // sealingKeyIDs is the stack setting that lists the sealing key ids.
-const sealingKeyIDs = "eks-fleet:sealingKeyIds"
+const sealingKeyIDs = stacks.Project + ":" + stacks.SealingKeyIDsKey
 
 // rotatedKeyID is the id the rotation appends.
 const rotatedKeyID = "key-e2e-rotated"

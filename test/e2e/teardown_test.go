@@ -32,9 +32,9 @@ var spokeInfraKinds = []string{"NodeGroup", "Addon", "Cluster", "NATGateway", "E
 // removed from the claims folder) with the app running on the spoke, and
 // follows it until the account holds nothing of the spoke: the app's table,
 // queues and role are deleted by the spoke's own Crossplane while the
-// spoke's nodes and network still exist, then the rest, and nothing else
-// in the account (the other claim's spoke) is touched; the node group and
-// its add-ons, which the first bootstrap step holds (namespaced Usages of
+// spoke's nodes and network still exist, then the rest (what the account
+// holds of another claim, if any, is not counted); the node group and its
+// add-ons, which the first bootstrap step holds (namespaced Usages of
 // cluster-scoped objects), go only after that step.
 func teardown(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()

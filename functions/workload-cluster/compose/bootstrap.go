@@ -74,6 +74,11 @@ func readyExpr(apiVersion, kind, failed string) Object {
 	return o
 }
 
+// hubStepTimeout is the timeout of the steps that run on the hub: a
+// HelmRelease's own install timeout (helm-controller's default, 5m), so a
+// health check gives up when the install it waits for does.
+const hubStepTimeout = "5m"
+
 // defaultRetryInterval is a step's retryInterval unless it sets its own.
 const defaultRetryInterval = "1m"
 
@@ -105,7 +110,13 @@ func BootstrapSteps() []Step {
 		return Object{"apiVersion": apiVersion, "kind": kind, "name": deploykey.SecretName, "namespace": deploykey.SecretNamespace}
 	}
 	return []Step{
-		{Part: "eso-controller", Path: "spoke-bootstrap/external-secrets", Timeout: "15m", DeletionPolicy: deletionWaitFor, Wait: true},
+		// The hub-side steps (HelmReleases installing onto the spoke) time
+		// out at hubStepTimeout: a health check that runs out is retried
+		// a retryInterval later, so a slow first install costs at most
+		// that minute, while a claim deleted during a health check waits
+		// for it to end (kustomize-controller v1.9.5 cancels none for a
+		// deletion), and the bound after break glass is a chain of them.
+		{Part: "eso-controller", Path: "spoke-bootstrap/external-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
 		// The ExternalSecrets' first sync fails (SecretSyncedError: the
 		// store is not validated yet) and fails the health check early;
 		// retried at 1m that cost every new spoke a minute (measured in
@@ -117,8 +128,8 @@ func BootstrapSteps() []Step {
 				readyExpr("external-secrets.io/v1", "ExternalSecret",
 					"status.conditions.exists(c, c.type == 'Ready' && c.status == 'False' && c.reason == 'SecretSyncedError')"),
 			}},
-		{Part: "sealed-secrets", Path: "spoke-bootstrap/sealed-secrets", Timeout: "10m", DeletionPolicy: deletionWaitFor, Wait: true},
-		{Part: "flux-operator", Path: "spoke-bootstrap/flux-operator", Timeout: "10m", DeletionPolicy: deletionWaitFor, Wait: true},
+		{Part: "sealed-secrets", Path: "spoke-bootstrap/sealed-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
+		{Part: "flux-operator", Path: "spoke-bootstrap/flux-operator", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
 		{Part: "flux", Path: "spoke-bootstrap/flux", Remote: true, Timeout: "15m", DeletionPolicy: deletionOrphan, Wait: true,
 			HealthCheckExprs: []Object{readyExpr("fluxcd.controlplane.io/v1", "FluxInstance", "")}},
 		// With wait: true kustomize-controller checks only what
