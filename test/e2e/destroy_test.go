@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -13,10 +17,50 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 )
 
-var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
+var (
+	helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
+	helmCharts   = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
+)
+
+// breakGlass runs what `fleet cluster break-glass <spoke>` prints, as its
+// help says (`| sh`), with kubectl against the hub.
+func breakGlass(t *testing.T, h *e2e.Hub, spoke string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := fleetcmd.Run(context.Background(), []string{"cluster", "break-glass", spoke}, &out, &errOut); code != 0 {
+		t.Fatalf("fleet cluster break-glass %s: exit %d: %s", spoke, code, errOut.String())
+	}
+	// As `| sh` runs them: a command that fails does not stop the rest
+	// (a release the spoke's bootstrap never reached does not exist).
+	sh := exec.Command("sh")
+	sh.Stdin = bytes.NewReader(out.Bytes())
+	sh.Env = append(os.Environ(), "PATH="+kubectlOnPath(t)+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+h.Cluster.Kubeconfig)
+	b, err := sh.CombinedOutput()
+	t.Logf("break glass for %s:\n%s%s", spoke, out.String(), b)
+	if err != nil {
+		t.Fatalf("break glass for %s: %v", spoke, err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "Error") && !strings.Contains(l, "NotFound") && !strings.Contains(l, "not found") {
+			t.Errorf("break glass for %s: %s", spoke, l)
+		}
+	}
+	// What exists of the spoke's hub-side releases is suspended.
+	for _, rel := range compose.BreakGlassReleases() {
+		o, err := h.Cluster.Dynamic.Resource(helmReleases).Namespace(compose.BootstrapNamespace).Get(context.Background(), compose.BootstrapName(spoke, rel), metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if s, _, _ := unstructured.NestedBool(o.Object, "spec", "suspend"); !s {
+			t.Errorf("after break glass, HelmRelease %s is not suspended", o.GetName())
+		}
+	}
+}
 
 // rootKustomization is the root Kustomization the program creates (the
 // one Kustomization among its objects).
@@ -70,7 +114,13 @@ next:
 // infrastructure Kustomizations orphan what they applied. Otherwise Pulumi
 // would delete the hub's roles and nodes under a spoke still being torn
 // down, and its resources would be left in the account.
-func destroy(t *testing.T, h *e2e.Hub) {
+//
+// glass, if not empty, is a claim whose spoke's API server the suite has
+// stopped after its bootstrap installed the hub-side releases onto it: once
+// its deletion begins, what `fleet cluster break-glass` prints is run (as
+// `| sh`, with kubectl), and none of its hub-side steps may then wait out
+// its timeout for an uninstall that cannot happen.
+func destroy(t *testing.T, h *e2e.Hub, glass string) {
 	ctx := context.Background()
 	l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -90,6 +140,19 @@ func destroy(t *testing.T, h *e2e.Hub) {
 	}
 	root := rootKustomization(t, h)
 	fg := metav1.DeletePropagationForeground
+	if glass != "" && !slices.Contains(spokes, glass) {
+		t.Fatalf("no claim %s to break glass for: %v", glass, spokes)
+	}
+	// When each of the glass claim's hub-side steps began to be deleted.
+	hubSteps := map[string]bool{}
+	for _, st := range compose.BootstrapSteps() {
+		if st.Release != "" {
+			hubSteps[compose.BootstrapName(glass, st.Part)] = true
+		}
+	}
+	deleting := map[string]time.Time{}
+	stepTimeout := map[string]time.Duration{}
+	var waited []string
 	start := time.Now()
 	if err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(root.GetNamespace()).Delete(ctx, root.GetName(), metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
@@ -104,6 +167,7 @@ func destroy(t *testing.T, h *e2e.Hub) {
 	}
 	var left []string
 	var claimsLeft []string
+	broken := false
 	err = e2e.Poll(ctx, 20*time.Minute, func() (bool, error) {
 		l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -112,10 +176,40 @@ func destroy(t *testing.T, h *e2e.Hub) {
 		claimsLeft = nil
 		for _, c := range l.Items {
 			claimsLeft = append(claimsLeft, c.GetName())
+			// An operator sees this spoke's teardown wait on a cluster
+			// that cannot be reached, and breaks glass.
+			if glass != "" && c.GetName() == glass && c.GetDeletionTimestamp() != nil && !broken {
+				mark("claim " + glass + " deleted; break glass for it")
+				breakGlass(t, h, glass)
+				broken = true
+				mark("break glass for " + glass + " run")
+			}
 		}
 		for _, s := range spokes {
 			if !strings.Contains(" "+strings.Join(claimsLeft, " ")+" ", " "+s+" ") {
 				mark("claim " + s + " gone")
+			}
+		}
+		// The glass claim's hub-side steps: from the delete admitted to
+		// gone (a wait on the spoke would last the step's timeout).
+		for name := range hubSteps {
+			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				if at, ok := deleting[name]; ok {
+					took := time.Since(at).Truncate(time.Second)
+					mark(fmt.Sprintf("%s deleted in %s", name, took))
+					if took >= stepTimeout[name]-10*time.Second {
+						waited = append(waited, fmt.Sprintf("%s took %s to delete (timeout %s)", name, took, stepTimeout[name]))
+					}
+				}
+				delete(hubSteps, name)
+			case err == nil && o.GetDeletionTimestamp() != nil:
+				if _, ok := deleting[name]; !ok {
+					deleting[name] = time.Now()
+					d, _, _ := unstructured.NestedString(o.Object, "spec", "timeout")
+					stepTimeout[name], _ = time.ParseDuration(d)
+				}
 			}
 		}
 		left = nil
@@ -141,6 +235,31 @@ func destroy(t *testing.T, h *e2e.Hub) {
 			err, claimsLeft, strings.Join(left, "\n"), strings.Join(events, "\n"), kustomizationList(ctx, h))
 	}
 	t.Logf("root Kustomization deleted to gone: %s\n%s", time.Since(start).Truncate(time.Second), strings.Join(events, "\n"))
+	// After break glass no hub-side step of the unreachable spoke waits
+	// for it: their releases go without an uninstall.
+	for _, w := range waited {
+		t.Errorf("after break glass for %s: %s", glass, w)
+	}
+	if glass != "" && len(deleting) == 0 {
+		t.Errorf("no hub-side step of %s was seen being deleted", glass)
+	}
+
+	// Nothing of a spoke is left on the hub: no HelmRelease that installed
+	// onto it and no HelmChart of one (a suspended release leaves its
+	// chart; break glass deletes it).
+	for _, gvr := range []schema.GroupVersionResource{helmReleases, helmCharts} {
+		l, err := h.Cluster.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range l.Items {
+			for _, s := range spokes {
+				if strings.HasPrefix(o.GetName(), s+"-") || strings.HasPrefix(o.GetName(), o.GetNamespace()+"-"+s+"-") {
+					t.Errorf("%s %s/%s of spoke %s is left on the hub", gvr.Resource, o.GetNamespace(), o.GetName(), s)
+				}
+			}
+		}
+	}
 
 	// What Pulumi deletes after the root still runs.
 	if now := hubReleases(ctx, t, h, spokes); strings.Join(now, " ") != strings.Join(releases, " ") {

@@ -52,7 +52,10 @@ type Step struct {
 	Path string
 	// Remote steps apply onto the spoke (kubeConfig); local steps hold
 	// HelmReleases that live on the hub and install onto the spoke.
-	Remote  bool
+	Remote bool
+	// Release is the name, after "<spoke>-", of the HelmRelease a hub-side
+	// step applies (in flux-system): it installs onto the spoke.
+	Release string
 	Timeout string
 	// RetryInterval is how soon a failed reconcile is retried (default
 	// defaultRetryInterval).
@@ -116,7 +119,7 @@ func BootstrapSteps() []Step {
 		// that minute, while a claim deleted during a health check waits
 		// for it to end (kustomize-controller v1.9.5 cancels none for a
 		// deletion), and the bound after break glass is a chain of them.
-		{Part: "eso-controller", Path: "spoke-bootstrap/external-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
+		{Part: "eso-controller", Path: "spoke-bootstrap/external-secrets", Release: "external-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
 		// The ExternalSecrets' first sync fails (SecretSyncedError: the
 		// store is not validated yet) and fails the health check early;
 		// retried at 1m that cost every new spoke a minute (measured in
@@ -128,8 +131,8 @@ func BootstrapSteps() []Step {
 				readyExpr("external-secrets.io/v1", "ExternalSecret",
 					"status.conditions.exists(c, c.type == 'Ready' && c.status == 'False' && c.reason == 'SecretSyncedError')"),
 			}},
-		{Part: "sealed-secrets", Path: "spoke-bootstrap/sealed-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
-		{Part: "flux-operator", Path: "spoke-bootstrap/flux-operator", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
+		{Part: "sealed-secrets", Path: "spoke-bootstrap/sealed-secrets", Release: "sealed-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
+		{Part: "flux-operator", Path: "spoke-bootstrap/flux-operator", Release: "flux-operator", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
 		{Part: "flux", Path: "spoke-bootstrap/flux", Remote: true, Timeout: "15m", DeletionPolicy: deletionOrphan, Wait: true,
 			HealthCheckExprs: []Object{readyExpr("fluxcd.controlplane.io/v1", "FluxInstance", "")}},
 		// With wait: true kustomize-controller checks only what
@@ -164,14 +167,34 @@ func BreakGlassParts() []string {
 	return out
 }
 
+// BreakGlassReleases are the HelmReleases (names after "<spoke>-", in
+// flux-system) of the hub-side steps: deleted while the spoke cannot be
+// reached, each waits for an uninstall that cannot happen, and its step
+// waits for it until its timeout (UnreachableTeardownBound). Suspended, a
+// release is deleted without the uninstall (helm-controller v1.6.2
+// internal/controller/helmrelease_controller.go:452-463, reconcileDelete),
+// which also leaves its HelmChart (flux-system-<release name>: api
+// v2/helmrelease_types.go:1580, GetHelmChartName; owned by labels only, so
+// nothing garbage-collects it).
+func BreakGlassReleases() []string {
+	var out []string
+	for _, s := range BootstrapSteps() {
+		if s.Release != "" {
+			out = append(out, s.Release)
+		}
+	}
+	return out
+}
+
 // UnreachableTeardownBound is how long the rest of a spoke's bootstrap
 // takes to go once the break-glass steps are suspended and the spoke is
-// unreachable: the hub-side steps that wait (WaitForTermination) give up
-// after their timeout, each once the steps holding it are gone
-// (BootstrapUsages), so the bound is the longest such path; their
-// HelmReleases are uninstalled without the spoke once the kubeconfig is gone
-// (helm-controller v1.6.4 skips the uninstall on NotFound); remote Orphan
-// steps do not call the spoke.
+// unreachable, if the hub-side releases (BreakGlassReleases) are not: the
+// hub-side steps that wait (WaitForTermination) give up after their
+// timeout, each once the steps holding it are gone (BootstrapUsages), so
+// the bound is the longest such path; their HelmReleases are uninstalled
+// without the spoke once the kubeconfig is gone (helm-controller v1.6.2
+// skips the uninstall on NotFound); remote Orphan steps do not call the
+// spoke.
 func UnreachableTeardownBound() (time.Duration, error) {
 	wait := map[string]time.Duration{}
 	for _, s := range BootstrapSteps() {

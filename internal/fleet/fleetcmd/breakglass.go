@@ -25,10 +25,13 @@ func (a *app) clusterBreakGlassCmd() *cobra.Command {
 Flux access removed, public CIDRs changed), the hub cannot prune what it applied
 there and the claim's deletion waits forever at <spoke>-workloads; the Usages
 then hold the node group, the cluster and the network. The printed commands
-suspend those Kustomizations so that their finalizers skip pruning; Crossplane
-then deletes the rest in order. Whatever ran on the spoke is abandoned with it:
-check the apps' AWS resources (fleet status, the AWS console) afterwards.
-Works when the claim file is already removed; needs only the cluster's name.`,
+suspend those Kustomizations so that their finalizers skip pruning, and the
+hub's HelmReleases that install onto the spoke so that they are deleted without
+an uninstall (deleting the HelmCharts a suspended release leaves); Crossplane
+then deletes the rest in order, without waiting for the spoke. Whatever ran on
+the spoke is abandoned with it: check the apps' AWS resources (fleet status,
+the AWS console) afterwards. Works when the claim file is already removed;
+needs only the cluster's name.`,
 		Example: `  fleet cluster break-glass payments
   fleet cluster break-glass payments | sh`,
 		Args: exactArgs("NAME"),
@@ -41,7 +44,8 @@ func (a *app) clusterBreakGlass(name string) error {
 		return usageErr("NAME %q: a cluster name is a DNS label (lowercase letters, digits, '-') of at most %d characters", name, workloadcluster.MaxNameLength)
 	}
 	fmt.Fprintf(a.stdout, "# Break glass for spoke %s: only when its API is unreachable and its deletion is stuck.\n", name)
-	fmt.Fprintf(a.stdout, "# Suspended, these Kustomizations skip pruning on the spoke and drop their finalizer.\n")
+	fmt.Fprintf(a.stdout, "# Suspended, these Kustomizations skip pruning on the spoke and drop their finalizer,\n")
+	fmt.Fprintf(a.stdout, "# and these HelmReleases are deleted without uninstalling from the spoke.\n")
 	bound, err := compose.UnreachableTeardownBound()
 	if err != nil {
 		return err
@@ -49,19 +53,30 @@ func (a *app) clusterBreakGlass(name string) error {
 	for _, cmd := range BreakGlassCommands(name) {
 		fmt.Fprintln(a.stdout, cmd)
 	}
-	fmt.Fprintf(a.stdout, "# Then the hub-side bootstrap steps give up within %s (their timeouts) and Crossplane deletes\n", bound)
-	fmt.Fprintf(a.stdout, "# the node group, cluster and network. Check the apps' AWS resources afterwards.\n")
+	fmt.Fprintf(a.stdout, "# Then nothing on the hub waits for the spoke: Crossplane deletes the node group, cluster and\n")
+	fmt.Fprintf(a.stdout, "# network in order (one level of Usages per 30 s poll, plus AWS's delete times); without the\n")
+	fmt.Fprintf(a.stdout, "# HelmRelease commands the hub-side steps give up within %s. Check the apps' AWS resources.\n", bound)
 	return nil
 }
 
-// BreakGlassCommands returns the kubectl commands for spoke name, one per
-// Kustomization whose finalizer needs the spoke.
+// BreakGlassCommands returns the kubectl commands for spoke name: a suspend
+// per Kustomization whose finalizer needs the spoke, and per hub-side
+// HelmRelease installing onto it, with the delete of the HelmChart that
+// release would otherwise leave behind.
 func BreakGlassCommands(name string) []string {
+	suspend := func(resource, obj string) string {
+		return strings.Join([]string{"kubectl", "--namespace", compose.BootstrapNamespace,
+			"patch", resource, obj, "--type=merge", `--patch='{"spec":{"suspend":true}}'`}, " ")
+	}
 	var out []string
 	for _, part := range compose.BreakGlassParts() {
-		out = append(out, strings.Join([]string{"kubectl", "--namespace", compose.BootstrapNamespace,
-			"patch", "kustomizations.kustomize.toolkit.fluxcd.io", name + "-" + part,
-			"--type=merge", `--patch='{"spec":{"suspend":true}}'`}, " "))
+		out = append(out, suspend("kustomizations.kustomize.toolkit.fluxcd.io", compose.BootstrapName(name, part)))
+	}
+	for _, rel := range compose.BreakGlassReleases() {
+		hr := compose.BootstrapName(name, rel)
+		out = append(out, suspend("helmreleases.helm.toolkit.fluxcd.io", hr),
+			strings.Join([]string{"kubectl", "--namespace", compose.BootstrapNamespace, "delete",
+				"helmcharts.source.toolkit.fluxcd.io", compose.BootstrapNamespace + "-" + hr, "--ignore-not-found"}, " "))
 	}
 	return out
 }

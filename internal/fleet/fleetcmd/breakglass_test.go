@@ -2,6 +2,7 @@ package fleetcmd
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 
@@ -26,9 +27,16 @@ func needsSpoke(spec map[string]any) bool {
 	}
 }
 
+// releaseNeedsSpoke models helm-controller v1.6.2 reconcileDelete: a
+// HelmRelease's deletion uninstalls from its cluster unless it is
+// suspended (internal/controller/helmrelease_controller.go:452-463), and
+// a suspended one leaves its HelmChart for someone else to delete.
+func releaseNeedsSpoke(suspended bool) bool { return !suspended }
+
 // applyBreakGlass applies the printed kubectl patches to the composed
-// Kustomizations (by name) and returns those still needing the spoke.
-func applyBreakGlass(t *testing.T, composed map[string]compose.Object, cmds []string) []string {
+// Kustomizations (by name) and to the hub-side HelmReleases of spoke, and
+// returns those still needing the spoke and the HelmCharts left behind.
+func applyBreakGlass(t *testing.T, spoke string, composed map[string]compose.Object, cmds []string) (stuck, charts []string) {
 	t.Helper()
 	byName := map[string]map[string]any{}
 	for _, o := range composed {
@@ -36,9 +44,38 @@ func applyBreakGlass(t *testing.T, composed map[string]compose.Object, cmds []st
 			byName[o["metadata"].(compose.Object)["name"].(string)] = o["spec"].(compose.Object)
 		}
 	}
+	// The hub-side steps' releases, from the step table (the tree's
+	// release names are checked against it in test/).
+	releases := map[string]bool{}
+	chartsLeft := map[string]bool{}
+	for _, s := range compose.BootstrapSteps() {
+		if !s.Remote && s.DeletionPolicy != "Orphan" {
+			if s.Release == "" {
+				t.Fatalf("hub-side step %s names no HelmRelease", s.Part)
+			}
+			releases[compose.BootstrapName(spoke, s.Release)] = false
+		}
+	}
 	for _, c := range cmds {
 		f := strings.Fields(c)
-		if len(f) != 8 || f[0] != "kubectl" || f[2] != compose.BootstrapNamespace || f[4] != "kustomizations.kustomize.toolkit.fluxcd.io" {
+		if len(f) >= 6 && f[0] == "kubectl" && f[2] == compose.BootstrapNamespace && f[3] == "delete" && f[4] == "helmcharts.source.toolkit.fluxcd.io" {
+			chartsLeft[f[5]] = false
+			continue
+		}
+		if len(f) != 8 || f[0] != "kubectl" || f[2] != compose.BootstrapNamespace || f[3] != "patch" {
+			t.Fatalf("unexpected command %q", c)
+		}
+		if f[4] == "helmreleases.helm.toolkit.fluxcd.io" {
+			if _, ok := releases[f[5]]; !ok {
+				t.Fatalf("%q names no hub-side release of %s", c, spoke)
+			}
+			releases[f[5]] = strings.Contains(f[7], `"suspend":true`)
+			if _, deleted := chartsLeft[compose.BootstrapNamespace+"-"+f[5]]; !deleted {
+				chartsLeft[compose.BootstrapNamespace+"-"+f[5]] = true
+			}
+			continue
+		}
+		if f[4] != "kustomizations.kustomize.toolkit.fluxcd.io" {
 			t.Fatalf("unexpected command %q", c)
 		}
 		spec, ok := byName[f[5]]
@@ -55,13 +92,24 @@ func applyBreakGlass(t *testing.T, composed map[string]compose.Object, cmds []st
 			spec[k] = v
 		}
 	}
-	var stuck []string
 	for n, spec := range byName {
 		if needsSpoke(spec) {
 			stuck = append(stuck, n)
 		}
 	}
-	return stuck
+	for n, suspended := range releases {
+		if releaseNeedsSpoke(suspended) {
+			stuck = append(stuck, n)
+		}
+	}
+	for c, left := range chartsLeft {
+		if left {
+			charts = append(charts, c)
+		}
+	}
+	sort.Strings(stuck)
+	sort.Strings(charts)
+	return stuck, charts
 }
 
 func bootstrapObjects(t *testing.T, spoke string) map[string]compose.Object {
@@ -93,15 +141,18 @@ func TestBreakGlassReleasesEveryFinalizer(t *testing.T) {
 			cmds = append(cmds, l)
 		}
 	}
-	if stuck := applyBreakGlass(t, bootstrapObjects(t, "apps-staging"), cmds); len(stuck) != 0 {
-		t.Errorf("after break-glass still needing the spoke: %v", stuck)
+	if stuck, charts := applyBreakGlass(t, "apps-staging", bootstrapObjects(t, "apps-staging"), cmds); len(stuck)+len(charts) != 0 {
+		t.Errorf("after break-glass still needing the spoke: %v; HelmCharts left: %v", stuck, charts)
 	}
-	if stuck := applyBreakGlass(t, bootstrapObjects(t, "apps-staging"), nil); len(stuck) == 0 {
+	if stuck, _ := applyBreakGlass(t, "apps-staging", bootstrapObjects(t, "apps-staging"), nil); len(stuck) == 0 {
 		t.Error("without break-glass nothing needs the spoke: the model cannot fail")
 	}
-	// Planted: one command dropped.
-	if stuck := applyBreakGlass(t, bootstrapObjects(t, "apps-staging"), cmds[1:]); len(stuck) == 0 {
-		t.Error("dropping a command went unnoticed")
+	// Planted: each command dropped in turn.
+	for i := range cmds {
+		rest := append(append([]string{}, cmds[:i]...), cmds[i+1:]...)
+		if stuck, charts := applyBreakGlass(t, "apps-staging", bootstrapObjects(t, "apps-staging"), rest); len(stuck)+len(charts) == 0 {
+			t.Errorf("dropping %q went unnoticed", cmds[i])
+		}
 	}
 }
 

@@ -1,0 +1,42 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/kubectl/pkg/cmd"
+)
+
+// TestMain runs kubectl when the test binary is started under that name:
+// the commands `fleet cluster break-glass` prints are run by a shell with
+// a kubectl on its PATH that is this binary (kubectlOnPath), so they run
+// through kubectl's own code at the release go.mod pins, as an operator
+// runs them (the module proxy serves no kubectl binary).
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "kubectl" {
+		if err := cli.RunNoErrOutput(cmd.NewDefaultKubectlCommand()); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// kubectlOnPath returns a directory holding kubectl, a link to this test
+// binary (TestMain).
+func kubectlOnPath(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(exe, filepath.Join(dir, "kubectl")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
