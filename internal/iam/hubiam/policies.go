@@ -149,13 +149,18 @@ var roleHousekeeping = []string{
 var denyUserData = policydoc.Statement{Effect: policydoc.Deny,
 	Action: []string{"ec2:DescribeInstanceAttribute", "ec2:DescribeLaunchTemplateVersions"}, Resource: []string{"*"}}
 
-// denyRolePaths denies creating a role with a path: in role/<prefix>* the
-// * also matches a path, so role/<hub>-spoke-pay_/<hub>-spoke-pay-eu_orders
-// would take pay-eu's role name (names are unique whatever the path). No
-// fleet role has a path.
+// denyRolePaths denies every IAM call on a role with a path: in
+// role/<prefix>* the * also matches a path, so
+// role/<hub>-spoke-pay_/<hub>-spoke-pay-eu_orders would take pay-eu's role
+// name (names are unique whatever the path) on create, and a role made with
+// such a path outside the fleet would be within reach of every other
+// role-scoped call. No fleet role has a path. Service-linked roles have one
+// (aws-service-role/...): iam:CreateServiceLinkedRole, the only call that
+// carries iam:AWSServiceName, stays with the allows that name the service.
 func denyRolePaths(e Env) policydoc.Statement {
-	return policydoc.Statement{Effect: policydoc.Deny, Action: []string{"iam:CreateRole"},
-		Resource: []string{e.arn("iam", "", "role/*/*")}}
+	return policydoc.Statement{Effect: policydoc.Deny, Action: []string{"iam:*"},
+		Resource:  []string{e.arn("iam", "", "role/*/*")},
+		Condition: map[string]map[string]any{"Null": {"iam:AWSServiceName": "true"}}}
 }
 
 // boundaryGuard keeps every spoke role inside the boundary: its boundary

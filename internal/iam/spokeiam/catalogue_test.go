@@ -99,7 +99,7 @@ func attackers(t *testing.T) []attacker {
 	hubForeign := []string{
 		"mgmt", "mgmt-flux", "mgmt-crossplane-aws", "mgmt2-pay", "mgmt2-spoke-pay-node",
 		"payments-prod", "/aws/eks/mgmt/cluster", "/aws/lambda/mgmt-pay", "mgmt-pay_orders",
-		issuer + "HUB0000", sealingName,
+		issuer + "HUB0000", sealingName, "mgmt-spoke-pay_/payments-prod",
 	}
 	foreignTags := []map[string]string{nil, fenceTags(b.Name, B, b.OIDCIssuer), fenceTags("mgmt", "mgmt", issuer+"HUB0000")}
 	hubForeignTags := []map[string]string{nil, fenceTags("mgmt", "mgmt", issuer+"HUB0000"), fenceTags("pay", "mgmt2-pay", a.OIDCIssuer)}
@@ -453,6 +453,23 @@ func TestCatalogueCatchesPlantedHoles(t *testing.T) {
 			}
 		})
 	}
+	t.Run("role paths not denied", func(t *testing.T) {
+		// the boundary as it is, but without the deny on role/*/*
+		at := minted
+		b := *at.boundary
+		b.Statement = slices.DeleteFunc(slices.Clone(b.Statement), func(st policydoc.Statement) bool {
+			return st.Effect == policydoc.Deny && slices.ContainsFunc(st.Resource, func(r string) bool { return strings.HasSuffix(r, ":role/*/*") })
+		})
+		if len(b.Statement) != len(at.boundary.Statement)-1 {
+			t.Fatalf("the boundary has %d statements on role/*/*, want one deny", len(at.boundary.Statement)-len(b.Statement))
+		}
+		at.boundary, at.patterns = &b, []string{"iam:DeleteRole"}
+		findings, _ := outsideTheFence(t, dir, at, nil)
+		want := "iam:DeleteRole on arn:aws:iam::111122223333:role/mgmt-spoke-pay_/mgmt-spoke-pay-eu_orders (role) allowed"
+		if !strings.Contains(strings.Join(findings, "\n"), want) {
+			t.Errorf("a role whose path matches the spoke's minted-role prefix: no finding %q in\n%s", want, strings.Join(findings, "\n"))
+		}
+	})
 	stale := staleRows(t, dir, map[string]row{"ec2:Describe*": {actions: 1}, "ecr:GetAuthorizationToken": {actions: 1}})
 	if len(stale) != 1 || !strings.Contains(stale[0].Error(), "ec2:Describe*") {
 		t.Errorf("stale rows %v, want only ec2:Describe*", stale)
