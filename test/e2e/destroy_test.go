@@ -143,7 +143,8 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 	if glass != "" && !slices.Contains(spokes, glass) {
 		t.Fatalf("no claim %s to break glass for: %v", glass, spokes)
 	}
-	// When each of the glass claim's hub-side steps began to be deleted.
+	// The glass claim's hub-side steps (those that install a release onto
+	// the spoke), and when each began to be deleted.
 	hubSteps := map[string]bool{}
 	for _, st := range compose.BootstrapSteps() {
 		if st.Release != "" {

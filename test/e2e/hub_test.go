@@ -282,7 +282,7 @@ func describe(ctx context.Context, h *e2e.Hub) string {
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"},
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"},
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"},
-		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"},
+		helmCharts,
 		helmReleases,
 		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"},
 		{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"},

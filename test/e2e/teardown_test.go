@@ -16,6 +16,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 )
 
 // appOwner starts the names of the managed resources the spoke's own
@@ -38,11 +39,12 @@ var spokeInfraKinds = []string{"NodeGroup", "Addon", "Cluster", "NATGateway", "E
 // cluster-scoped objects), go only after that step.
 func teardown(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
+	exposeApp(t, h)
 	other := map[string]bool{}
 	var app []string
 	for _, r := range h.Account.All() {
 		switch {
-		case strings.HasPrefix(r.Owner, appOwner):
+		case strings.HasPrefix(r.Owner, appOwner), r.Kind == aws.LoadBalancerKind:
 			app = append(app, r.Kind+" "+r.ID)
 		case !strings.HasPrefix(r.Owner, claimName+"-"):
 			other[r.Kind+"/"+r.ID] = true
@@ -86,8 +88,8 @@ func teardown(t *testing.T, h *e2e.Hub) {
 	})
 	if err != nil {
 		_, s, _ := stepsReady(ctx, h, claimName, "")
-		t.Fatalf("the claim's teardown did not end: %v\nleft in the account: %s\nhub steps:\n%s\nthe spoke:\n%s",
-			err, strings.Join(left, "\n"), s, fluxState(ctx, h.EKS[claimName].Cluster))
+		t.Fatalf("the claim's teardown did not end: %v\nleft in the account: %s\nhub steps:\n%s\nthe spoke:\n%s\nits load balancer controller: %v",
+			err, strings.Join(left, "\n"), s, fluxState(ctx, h.EKS[claimName].Cluster), h.EKS[claimName].LoadBalancers.Errors())
 	}
 	t.Logf("claim removed from Git to nothing of it left in the account: %s", time.Since(start))
 	var timeline []string
@@ -132,4 +134,74 @@ func teardown(t *testing.T, h *e2e.Hub) {
 	}
 	sort.Strings(app)
 	t.Logf("the app's resources, deleted first: %s", fmt.Sprint(app))
+}
+
+// appNLB is a Service of the example app that asks the load balancer
+// controller for a network load balancer (the annotations its docs give),
+// which teardown adds to the app's staging overlay.
+const appNLB = `apiVersion: v1
+kind: Service
+metadata:
+  name: payment-app-nlb
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: external
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip
+spec:
+  type: LoadBalancer
+  selector:
+    app.kubernetes.io/name: payment-app
+  ports:
+    - name: http
+      port: 80
+      targetPort: http
+      protocol: TCP
+`
+
+// exposeApp commits a type LoadBalancer Service to the example app, as its
+// team would, and waits until the spoke's load balancer controller has
+// made its load balancer in the spoke's subnets.
+func exposeApp(t *testing.T, h *e2e.Hub) {
+	t.Helper()
+	ctx := context.Background()
+	eks := h.EKS[claimName]
+	dir := filepath.Dir(appOverlay)
+	if err := os.WriteFile(filepath.Join(h.Repo.Work, filepath.FromSlash(dir), "service-nlb.yaml"), []byte(appNLB), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Edit(appOverlay, "  - appinfrastructure.yaml\n", "  - appinfrastructure.yaml\n  - service-nlb.yaml\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Commit("payment-app: a network load balancer"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, start.Format(time.RFC3339Nano))
+	if _, err := eks.Cluster.Dynamic.Resource(gitRepositories).Namespace("flux-system").Patch(ctx, "flux-system",
+		"application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var lbs []aws.Resource
+	err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+		lbs = h.Account.Find(aws.LoadBalancerKind, func(r aws.Resource) bool { return r.Owner == "service payments/payment-app-nlb" })
+		return len(lbs) == 1, nil
+	})
+	if err != nil {
+		t.Fatalf("no load balancer for payments/payment-app-nlb: %v\nthe controller: %v\nthe spoke:\n%s", err, eks.LoadBalancers.Errors(), fluxState(ctx, eks.Cluster))
+	}
+	// in the spoke's own VPC, in its private subnets
+	vpcs := h.Account.Find("VPC", func(r aws.Resource) bool { return strings.HasPrefix(r.Owner, claimName+"-") })
+	if len(vpcs) != 1 || lbs[0].Attrs["vpcId"] != vpcs[0].ID {
+		t.Fatalf("load balancer %s in VPC %v, want the spoke's (%v)", lbs[0].Name, lbs[0].Attrs["vpcId"], vpcs)
+	}
+	subnets, _ := lbs[0].Attrs["subnets"].([]any)
+	for _, id := range subnets {
+		s := h.Account.Find("Subnet", func(r aws.Resource) bool { return r.ID == id })
+		if len(s) != 1 || !strings.HasPrefix(s[0].Owner, claimName+"-") || s[0].Tags["kubernetes.io/role/internal-elb"] != "1" {
+			t.Fatalf("load balancer %s in subnet %v, want the spoke's private subnets: %v", lbs[0].Name, id, s)
+		}
+	}
+	if len(subnets) == 0 {
+		t.Fatalf("load balancer %s in no subnet", lbs[0].Name)
+	}
+	t.Logf("load balancer %s in %v, %s after the commit", lbs[0].Name, subnets, time.Since(start).Truncate(time.Second))
 }

@@ -56,6 +56,9 @@ type EKS struct {
 	// Crossplane installs, against the hub's stand-in account (one
 	// account, as in the product).
 	AWS *aws.Provider
+	// LoadBalancers plays the load balancer controller the spoke's tools
+	// install, in the same account.
+	LoadBalancers *aws.LoadBalancerController
 
 	mu     sync.Mutex
 	flux   map[string]*Proc
@@ -145,10 +148,16 @@ func (h *Hub) startEKS(ctx context.Context, dir, repoRoot string, images map[str
 	h.kubeconfigs.Register(name)
 	e.AWS = &aws.Provider{Client: e.Cluster.Client, Module: h.AWS.Module, Account: h.AWS.Account, Partition: h.AWS.Partition, Ledger: h.Account,
 		KindsEvery: h.AWS.KindsEvery}
+	e.LoadBalancers = &aws.LoadBalancerController{Client: e.Cluster.Kube, Ledger: h.Account,
+		Partition: h.AWS.Partition, Account: h.AWS.Account, Region: region}
 	opCtx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		e.LoadBalancers.Run(opCtx, time.Second)
+	}()
 	go func() {
 		defer wg.Done()
 		e.operate(opCtx, h.Internet.Env(h.Net.Prefix.String()))
