@@ -274,7 +274,25 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 			t.Errorf("the app reads %s=%q; the account holds %d %s of that name (all: %v)", env, name, len(found), kind, names(h.Account.Find(kind, nil)))
 		}
 	}
+	// The claim reports whether its table would be kept on deletion, as
+	// AWS reports the table.
+	tables := h.Account.Find("dynamodb.aws.upbound.io/Table", func(r aws.Resource) bool { return r.Name == reads["TABLE_NAME"] })
+	var kept, found bool
+	err = e2e.Poll(ctx, 30*time.Second, func() (bool, error) {
+		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace("payments").Get(ctx, "payment-app", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		kept, found, _ = unstructured.NestedBool(claim.Object, "status", "tableDeletionProtection")
+		return len(tables) == 1 && found && kept == tables[0].Attrs["deletionProtectionEnabled"], nil
+	})
+	if err != nil {
+		t.Errorf("the claim's status.tableDeletionProtection is %v (set: %v); the table's deletion protection: %v", kept, found, tables)
+	}
 }
+
+// appInfrastructures are the spokes' app claims.
+var appInfrastructures = schema.GroupVersionResource{Group: "platform.eksfleet.io", Version: "v1alpha1", Resource: "appinfrastructures"}
 
 // names lists resources' names.
 func names(rs []aws.Resource) []string {

@@ -62,6 +62,11 @@ var inUseRefusal = map[string]string{
 	"aws_eks_cluster": "ResourceInUseException: Cluster has nodegroups attached (cluster %s)",
 }
 
+// deletionProtected is DynamoDB's message refusing DeleteTable on a table
+// with deletion protection on (as nubo-db/dynoxide#46 quotes it from
+// DynamoDB; the error code is not modelled).
+const deletionProtected = "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first."
+
 // create makes the resource in the ledger: AWS assigns the ID of a
 // ProviderID type; the name is the external name.
 func (p *Provider) create(kind, tf, owner, name string, args map[string]any) *Resource {
@@ -342,6 +347,13 @@ func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) err
 		if policy == "Orphan" {
 			p.Ledger.note("orphan %s %s (deletionPolicy Orphan)", kind, id)
 		} else {
+			if protected, _ := r.Attrs["deletionProtectionEnabled"].(bool); protected && tf == "aws_dynamodb_table" {
+				// DynamoDB DeleteTable on a table with deletion
+				// protection, in AWS's words
+				mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, deletionProtected)))
+				p.Ledger.note("refuse delete %s %s: deletion protection", kind, id)
+				return p.writeStatus(ctx, before, u)
+			}
 			if msg, ok := inUseRefusal[tf]; ok {
 				if users := p.Ledger.usersOf(r); len(users) > 0 {
 					mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, fmt.Sprintf(msg, id))))

@@ -45,7 +45,9 @@
 //     OIDC issuer follow from its ARN and name, EKSCluster, so a suite can
 //     start the cluster that plays it with that issuer), creation taking
 //     time (a delay per kind), the dependency refusals of deletes (a VPC
-//     with subnets, a subnet with a NAT gateway or associations), and a
+//     with subnets, a subnet with a NAT gateway, associations or a load
+//     balancer), DynamoDB's refusal to delete a table with deletion
+//     protection on (until an update turns it off), and a
 //     launch template's
 //     versions (each update is a new version, which the template makes its
 //     default when asked to; EC2 CreateLaunchTemplateVersion).

@@ -220,3 +220,78 @@ func TestProviderKindsEvery(t *testing.T) {
 		})
 	}
 }
+
+// TestProviderRefusesDeletingAProtectedTable: DynamoDB refuses DeleteTable
+// while deletion protection is on, so the managed resource stays, Synced
+// False with AWS's message, and the table stays in the account; with
+// deletionPolicy Orphan the managed resource goes and the table stays.
+func TestProviderRefusesDeletingAProtectedTable(t *testing.T) {
+	ctx := context.Background()
+	const ddb = "dynamodb.aws.upbound.io/v1beta1"
+	cases := map[string]struct {
+		reason    string
+		protected bool
+		orphan    bool
+		// want: the managed resource's Synced message while it stays
+		// (empty: it is gone) and whether the table stays
+		want       string
+		tableStays bool
+	}{
+		"Protected": {
+			reason: "a protected table is not deleted; the refusal is on the managed resource", protected: true,
+			want: "delete failed: " + deletionProtected, tableStays: true,
+		},
+		"Unprotected": {reason: "an unprotected table is deleted"},
+		"ProtectedOrphaned": {
+			reason: "Orphan leaves the table in AWS without asking it to delete", protected: true, orphan: true, tableStays: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			table := mr(ddb, "Table", "orders", map[string]any{"region": "eu-west-1", "billingMode": "PAY_PER_REQUEST", "deletionProtectionEnabled": tc.protected})
+			objs := []client.Object{crd("dynamodb.aws.upbound.io", "Table", "tables", "v1beta1"), table}
+			c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(objs...).WithStatusSubresource(table).Build()
+			p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
+			for range 2 {
+				if err := p.RunOnce(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := len(p.Ledger.Find("Table", nil)); n != 1 {
+				t.Fatalf("%s: account holds %d tables, want 1", tc.reason, n)
+			}
+			u := get(t, c, ddb, "Table", "orders")
+			if tc.orphan {
+				_ = unstructured.SetNestedField(u.Object, "Orphan", "spec", "deletionPolicy")
+				if err := c.Update(ctx, u); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.Delete(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if err := p.RunOnce(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if stays := len(p.Ledger.Find("Table", nil)) == 1; stays != tc.tableStays {
+				t.Errorf("%s: table in the account: %v, want %v", tc.reason, stays, tc.tableStays)
+			}
+			left := &unstructured.Unstructured{}
+			left.SetAPIVersion(ddb)
+			left.SetKind("Table")
+			err := c.Get(ctx, client.ObjectKey{Name: "orders"}, left)
+			switch {
+			case tc.want == "" && err == nil:
+				t.Errorf("%s: the managed resource stays: %v", tc.reason, left.Object["status"])
+			case tc.want != "" && err != nil:
+				t.Errorf("%s: the managed resource is gone (%v), want it held with %q", tc.reason, err, tc.want)
+			case tc.want != "":
+				if st, msg := cond(left, "Synced"); st != "False" || msg != tc.want {
+					t.Errorf("%s: Synced=%s %q, want False %q", tc.reason, st, msg, tc.want)
+				}
+			}
+		})
+	}
+}
