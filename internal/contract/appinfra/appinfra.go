@@ -137,6 +137,9 @@ type Status struct {
 	DeadLetterQueueARN string `json:"deadLetterQueueArn,omitempty"`
 	DeadLetterQueueURL string `json:"deadLetterQueueUrl,omitempty"`
 	RoleARN            string `json:"roleArn,omitempty"`
+	// TableDeletionProtection is what AWS reports: true, the table is
+	// kept when the claim is deleted.
+	TableDeletionProtection *bool `json:"tableDeletionProtection,omitempty"`
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
