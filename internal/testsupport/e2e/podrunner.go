@@ -405,11 +405,22 @@ func (r *PodRunner) container(ctx context.Context, p *corev1.Pod, rp *runningPod
 		}
 		fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(b.src), shellQuote(filepath.Join(stage, strconv.Itoa(i))))
 	}
+	// The program too is reached through the stage: a volume mounted
+	// where it lies (an emptyDir at /tmp, with the binary cache under
+	// /tmp) would hide it.
+	exe := filepath.Join(stage, "exe")
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return nil, err
+	}
+	if f, err := os.OpenFile(exe, os.O_CREATE, 0o755); err == nil {
+		f.Close()
+	}
+	fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(bin), shellQuote(exe))
 	for i, b := range binds {
 		fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(filepath.Join(stage, strconv.Itoa(i))), shellQuote(b.dst))
 	}
 	script.WriteString("exec \"$@\"\n")
-	proc := newProc(rp.dir, c.Name, "ip", append([]string{"netns", "exec", rp.netns, "sh", "-c", script.String(), "sh", bin}, args...)...)
+	proc := newProc(rp.dir, c.Name, "ip", append([]string{"netns", "exec", rp.netns, "sh", "-c", script.String(), "sh", exe}, args...)...)
 	proc.Env = env
 	if err := proc.Start(); err != nil {
 		return nil, err
