@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -652,17 +653,23 @@ func upgrade(t *testing.T, h *e2e.Hub) {
 // workload-clusters now.
 func requestReconcile(t *testing.T, h *e2e.Hub) {
 	t.Helper()
-	now := time.Now().Format(time.RFC3339Nano)
-	for _, o := range []struct {
-		gvr  schema.GroupVersionResource
-		name string
-	}{
-		{schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}, "flux-system"},
-		{kustomizations, "workload-clusters"},
-	} {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, now)
-		if _, err := h.Cluster.Dynamic.Resource(o.gvr).Namespace("flux-system").Patch(context.Background(), o.name,
-			"application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+	requestFluxReconcile(t, h.Cluster, fluxObject{gitRepositories, "flux-system"}, fluxObject{kustomizations, "workload-clusters"})
+}
+
+// fluxObject names a Flux object in flux-system.
+type fluxObject struct {
+	gvr  schema.GroupVersionResource
+	name string
+}
+
+// requestFluxReconcile asks Flux on c to reconcile objs now, as `flux
+// reconcile` does (the reconcile.fluxcd.io/requestedAt annotation).
+func requestFluxReconcile(t *testing.T, c *e2e.Cluster, objs ...fluxObject) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	for _, o := range objs {
+		if _, err := c.Dynamic.Resource(o.gvr).Namespace("flux-system").Patch(context.Background(), o.name,
+			types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -175,11 +175,7 @@ func exposeApp(t *testing.T, h *e2e.Hub) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, start.Format(time.RFC3339Nano))
-	if _, err := eks.Cluster.Dynamic.Resource(gitRepositories).Namespace("flux-system").Patch(ctx, "flux-system",
-		"application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
 	var lbs []aws.Resource
 	err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		lbs = h.Account.Find(aws.LoadBalancerKind, func(r aws.Resource) bool { return r.Owner == "service payments/payment-app-nlb" })

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -564,16 +563,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 		t.Fatalf("after the team came up only %v exist", l)
 	}
 	reconcile := func() {
-		now := time.Now().Format(time.RFC3339Nano)
-		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, now)
-		for _, r := range []struct {
-			gvr  schema.GroupVersionResource
-			name string
-		}{{gitRepositories, "flux-system"}, {kustomizations, "workloads"}} {
-			if _, err := c.Dynamic.Resource(r.gvr).Namespace("flux-system").Patch(ctx, r.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		requestFluxReconcile(t, c, fluxObject{gitRepositories, "flux-system"}, fluxObject{kustomizations, "workloads"})
 	}
 
 	// N10: the team leaves the cluster folder.

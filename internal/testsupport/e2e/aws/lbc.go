@@ -23,16 +23,21 @@ import (
 // controller made (no managed resource stands behind it).
 const LoadBalancerKind = "elasticloadbalancing/LoadBalancer"
 
-// The controller's names, aws-load-balancer-controller v2.14.0.
+// The controller's names, aws-load-balancer-controller v2.14.0. Written
+// here as upstream has them, not taken from the fleet's own constants
+// (hubiam.TagLBCCluster, the composition's subnet tags): the stand-in
+// checks those against the controller rather than echoing them.
 const (
 	// serviceFinalizer: pkg/shared_constants/finalizers.go:11.
 	serviceFinalizer = "service.k8s.aws/resources"
 	// loadBalancerClass: the controller's default --load-balancer-class
-	// (pkg/config/service_config.go), which its Service webhook sets.
+	// (pkg/config/service_config.go:7), which its Service webhook sets.
 	loadBalancerClass = "service.k8s.aws/nlb"
-	annotationType    = "service.beta.kubernetes.io/aws-load-balancer-type"
-	annotationTarget  = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"
-	annotationScheme  = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+	// Annotations: service.beta.kubernetes.io/ and the suffixes of
+	// pkg/annotations/constants.go:82-85.
+	annotationType   = "service.beta.kubernetes.io/aws-load-balancer-type"
+	annotationTarget = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"
+	annotationScheme = "service.beta.kubernetes.io/aws-load-balancer-scheme"
 	// Tag keys: pkg/shared_constants/tag_keys.go:5 and
 	// pkg/deploy/tracking/provider.go:23-24.
 	tagLBCCluster = "elbv2.k8s.aws/cluster"
@@ -227,8 +232,7 @@ func (c *LoadBalancerController) reconcile(ctx context.Context, f lbcFlags, svc 
 		return fmt.Errorf("unknown scheme: %v", s)
 	}
 	name := loadBalancerName(f.cluster, svc, scheme)
-	region := c.Region
-	arn := fmt.Sprintf("arn:%s:elasticloadbalancing:%s:%s:loadbalancer/net/%s/%s", c.Partition, region, c.Account, name, hash(name)[:16])
+	arn := fmt.Sprintf("arn:%s:elasticloadbalancing:%s:%s:loadbalancer/net/%s/%s", c.Partition, c.Region, c.Account, name, hash(name)[:16])
 	if c.Ledger.get(LoadBalancerKind, arn) == nil {
 		subnets, err := c.discoverSubnets(f, scheme)
 		if err != nil {
@@ -242,7 +246,7 @@ func (c *LoadBalancerController) reconcile(ctx context.Context, f lbcFlags, svc 
 		r.Tags = tagsOf(r.Attrs)
 		c.Ledger.put(r)
 	}
-	dns := fmt.Sprintf("%s-%s.elb.%s.amazonaws.com", name, hash(arn)[:16], region)
+	dns := fmt.Sprintf("%s-%s.elb.%s.amazonaws.com", name, hash(arn)[:16], c.Region)
 	if len(svc.Status.LoadBalancer.Ingress) != 1 || svc.Status.LoadBalancer.Ingress[0].Hostname != dns {
 		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: dns}}
 		_, err := c.Client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{})
