@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 )
@@ -200,4 +207,78 @@ func exposeApp(t *testing.T, h *e2e.Hub) {
 		t.Fatalf("load balancer %s in no subnet", lbs[0].Name)
 	}
 	t.Logf("load balancer %s in %v, %s after the commit", lbs[0].Name, subnets, time.Since(start).Truncate(time.Second))
+	checkLoadBalancerFence(t, h, lbs[0], subnets)
+}
+
+// checkLoadBalancerFence evaluates, with the real IAM evaluator, the
+// controller's request for the load balancer it made against what the hub
+// composed for its role (its policies and tags as the stand-in account
+// holds them, with the subnet IDs the account assigned) under the hub's
+// boundary: allowed; the same request naming a subnet that is not the
+// spoke's, or none: denied (spokeiam.SubnetFence).
+func checkLoadBalancerFence(t *testing.T, h *e2e.Hub, lb aws.Resource, subnets []any) {
+	t.Helper()
+	env, err := h.HubEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := h.ClusterInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roleName := spokeiam.RoleName(env, claimName, spokeiam.RoleLBC)
+	roles := h.Account.Find("Role", func(r aws.Resource) bool { return r.Name == roleName })
+	if len(roles) != 1 {
+		t.Fatalf("role %s: %d in the account", roleName, len(roles))
+	}
+	ctx := map[string]any{"aws:PrincipalArn": roles[0].ARN}
+	for k, v := range roles[0].Tags {
+		ctx["aws:PrincipalTag/"+k] = v
+	}
+	var identity []iamsim.Policy
+	for _, rp := range h.Account.Find("RolePolicy", func(r aws.Resource) bool { return r.Attrs["role"] == roleName }) {
+		var d policydoc.Document
+		if err := json.Unmarshal([]byte(fmt.Sprint(rp.Attrs["policy"])), &d); err != nil {
+			t.Fatalf("role policy %s: %v", rp.Name, err)
+		}
+		identity = append(identity, iamsim.Policy{Name: rp.Name, Policy: d})
+	}
+	if len(identity) == 0 {
+		t.Fatalf("role %s has no policy in the account", roleName)
+	}
+	boundary := hubiam.SpokeBoundary(env, info[clusterinfo.SealingSecretARN], info[clusterinfo.SealingKMSKeyARN])
+	var own []string
+	for _, s := range subnets {
+		own = append(own, fmt.Sprint(s))
+	}
+	request := func(id string, subnets []string) iamsim.Request {
+		c := maps.Clone(ctx)
+		for k, v := range lb.Tags {
+			c["aws:RequestTag/"+k] = v
+		}
+		c["aws:TagKeys"] = slices.Sorted(maps.Keys(lb.Tags))
+		if subnets != nil {
+			c[spokeiam.SubnetConditionKey] = subnets
+		}
+		return iamsim.Request{ID: id, Principal: roles[0].ARN, Action: "elasticloadbalancing:CreateLoadBalancer", Resource: lb.ARN,
+			AccountID: env.AccountID, Context: c, IdentityPolicies: identity, Boundary: &boundary}
+	}
+	dir, err := iamsim.ToolDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := iamsim.Run(dir, []iamsim.Request{
+		request("own subnets", own),
+		request("one subnet not the spoke's", append(slices.Clone(own), "subnet-0123456789abcdef0")),
+		request("no subnet", nil),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"own subnets": iamsim.Allowed, "one subnet not the spoke's": iamsim.ExplicitlyDenied, "no subnet": iamsim.ExplicitlyDenied}
+	for _, r := range res {
+		if r.Decision != want[r.ID] {
+			t.Errorf("the controller's CreateLoadBalancer %s (%s): %s %v, want %s", lb.Name, r.ID, r.Decision, r.Errors, want[r.ID])
+		}
+	}
 }

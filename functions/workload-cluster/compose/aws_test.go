@@ -419,3 +419,53 @@ func TestUsageScopeFollowsTheUser(t *testing.T) {
 		t.Error("planted Usage for a cluster-scoped user: not caught")
 	}
 }
+
+// The cluster and load balancer controller roles may put load balancers
+// only into the subnets AWS has reported for the spoke's zones in use.
+func TestLoadBalancersOnlyInTheSpokesSubnets(t *testing.T) {
+	id := func(hex string) string { return "subnet-" + strings.Repeat("0", 17-len(hex)) + hex }
+	subnet := func(hex string) Object {
+		return Object{"status": Object{"atProvider": Object{"id": id(hex)}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		zones    int
+		observed map[string]Object
+		want     []string
+		reason   string
+	}{
+		{"none reported", 3, nil, nil, "before AWS reports a subnet no load balancer may be made"},
+		{"all reported", 2, map[string]Object{
+			"subnet-public-a": subnet("a1"), "subnet-private-a": subnet("a2"),
+			"subnet-public-b": subnet("b1"), "subnet-private-b": subnet("b2"),
+		}, []string{id("a1"), id("a2"), id("b1"), id("b2")}, "every subnet of the zones in use"},
+		{"by external name", 2, map[string]Object{
+			"subnet-public-a":  {"metadata": Object{"annotations": Object{externalName: id("a1")}}},
+			"subnet-private-a": {"metadata": Object{"annotations": Object{externalName: "subnet-private-a"}}},
+		}, []string{id("a1")}, "an external name the provider set, not one Crossplane defaulted to the object's name"},
+		{"zone out of use", 2, map[string]Object{
+			"subnet-public-a": subnet("a1"), "subnet-public-c": subnet("c1"),
+		}, []string{id("a1")}, "a subnet of a zone no longer in use is being deleted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testParams(t)
+			p.Spec.AvailabilityZones, p.Observed = tc.zones, tc.observed
+			c, err := Compose(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]policydoc.Document{
+				"role-cluster-policy": policydoc.NewDocument(spokeiam.SubnetFence(tc.want)...),
+			}
+			for key, doc := range want {
+				got := c.Objects[key]["spec"].(Object)["forProvider"].(Object)["policy"]
+				if !sameDoc(got, doc) {
+					t.Errorf("%s: %s policy\n%v\nwant\n%s", tc.reason, key, got, doc.MustJSON())
+				}
+			}
+			if s := p.spoke(); !slices.Equal(s.SubnetIDs, tc.want) && !(len(s.SubnetIDs) == 0 && len(tc.want) == 0) {
+				t.Errorf("%s: spoke subnets %v, want %v", tc.reason, s.SubnetIDs, tc.want)
+			}
+		})
+	}
+}

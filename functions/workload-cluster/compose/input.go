@@ -145,5 +145,6 @@ func (p Params) spoke() spokeiam.Spoke {
 		Hub: p.Input.Hub(), Name: p.Spoke, OIDCIssuer: p.oidcIssuer(),
 		AdminPrincipalARNs: p.Spec.AdminPrincipalARNs, FluxRoleARN: p.Input.FluxRoleARN,
 		SealingSecretARN: p.Input.SealingSecretARN, SealingKMSKeyARN: p.Input.SealingKMSKeyARN,
+		SubnetIDs: p.subnetIDs(),
 	}
 }

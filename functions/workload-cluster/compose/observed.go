@@ -1,6 +1,8 @@
 package compose
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
@@ -65,3 +67,29 @@ func (p Params) reportedIssuer() string {
 	issuer, _ := first(first(atProvider(p.Observed["cluster"], "identity"))["oidc"])["issuer"].(string)
 	return strings.TrimPrefix(issuer, "https://")
 }
+
+// subnetIDs are the IDs of the spoke's subnets in use that AWS has
+// reported (status.atProvider.id, or the external name the provider set
+// when it created the subnet): the subnets its load balancers may go into
+// (spokeiam.SubnetFence). A subnet not reported yet is left out, so a load
+// balancer cannot go into it until it is.
+func (p Params) subnetIDs() []string {
+	var ids []string
+	for _, z := range AZSuffixes[:min(p.Spec.AvailabilityZones, len(AZSuffixes))] {
+		for _, key := range []string{"subnet-public-" + z, "subnet-private-" + z} {
+			o := p.Observed[key]
+			id, _ := atProvider(o, "id").(string)
+			if id == "" {
+				id = str(o, "metadata", "annotations", externalName)
+			}
+			if subnetID.MatchString(id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// subnetID is an EC2 subnet ID: 8 or 17 hexadecimal digits after subnet-.
+var subnetID = regexp.MustCompile(`^subnet-([0-9a-f]{8}|[0-9a-f]{17})$`)

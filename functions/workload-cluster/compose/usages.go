@@ -30,6 +30,7 @@ func Holds() []Hold {
 	h := []Hold{
 		{"role-cluster", "role-cluster", "cluster"},
 		{"role-cluster-eks-by-cluster", "role-cluster-eks", "cluster"},
+		{"role-cluster-policy-by-cluster", "role-cluster-policy", "cluster"},
 		{"role-node", "role-node", "node-group"},
 		{"role-node-worker-by-nodes", "role-node-worker", "node-group"},
 		{"role-node-cni-by-nodes", "role-node-cni", "node-group"},

@@ -55,6 +55,9 @@ type attacker struct {
 	// comply are condition values it chooses to meet the fence's other
 	// conditions (the boundary it must attach, the service it passes to).
 	comply map[string]any
+	// subnets are its spoke's own subnets (none for a hub role), and
+	// foreignSubnets others' (another spoke's, the hub's).
+	subnets, foreignSubnets []string
 }
 
 // allowPatterns are the actions of every Allow statement of docs.
@@ -110,7 +113,8 @@ func attackers(t *testing.T) []attacker {
 	var out []attacker
 	for _, s := range subjects(t, a, boundary) {
 		key := s.name[strings.Index(s.name, "/")+1:]
-		at := attacker{subject: s, key: key, names: spokeForeign, tags: foreignTags, own: fenceTags(a.Name, A, a.OIDCIssuer), comply: spokeComply}
+		at := attacker{subject: s, key: key, names: spokeForeign, tags: foreignTags, own: fenceTags(a.Name, A, a.OIDCIssuer), comply: spokeComply,
+			subnets: a.SubnetIDs, foreignSubnets: []string{b.SubnetIDs[0], "subnet-0hub"}}
 		if strings.HasPrefix(key, "minted") {
 			at.key = "minted"
 			// it may hold anything: its boundary is all there is
@@ -136,7 +140,7 @@ func attackers(t *testing.T) []attacker {
 	}
 	xp := hubCrossplane(hub)
 	out = append(out, attacker{subject: xp, key: "hub-crossplane", patterns: allowPatterns(hubiam.Crossplane(hub)), names: hubForeign, tags: hubForeignTags,
-		own: map[string]string{fence.TagCluster: "mgmt-pay", fence.TagSpoke: "pay"}, comply: hubComply})
+		own: map[string]string{fence.TagCluster: "mgmt-pay", fence.TagSpoke: "pay"}, comply: hubComply, foreignSubnets: []string{a.SubnetIDs[0], "subnet-0hub"}})
 	for _, h := range []struct {
 		key, name string
 		doc       policydoc.Document
@@ -151,7 +155,8 @@ func attackers(t *testing.T) []attacker {
 		if h.name == hubiam.ExternalSecretsRoleName("mgmt") {
 			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == sealingName })
 		}
-		out = append(out, attacker{subject: s, key: h.key, patterns: allowPatterns(h.doc), names: names, tags: hubForeignTags, comply: hubComply})
+		out = append(out, attacker{subject: s, key: h.key, patterns: allowPatterns(h.doc), names: names, tags: hubForeignTags, comply: hubComply,
+			foreignSubnets: []string{a.SubnetIDs[0], "subnet-0hub"}})
 	}
 	return out
 }
@@ -201,9 +206,12 @@ func catalogueRequests(t *testing.T, at attacker, cat iamsim.Catalogue) ([]iamsi
 	}
 	var reqs []iamsim.Request
 	var keys []probeKey
-	add := func(k probeKey, resource string, resTags, reqTags map[string]string) {
+	add := func(k probeKey, resource string, resTags, reqTags map[string]string, extra ...any) {
 		ctx := maps.Clone(at.ctx)
 		maps.Copy(ctx, at.comply)
+		for i := 0; i+1 < len(extra); i += 2 {
+			ctx[extra[i].(string)] = extra[i+1]
+		}
 		for tk, v := range resTags {
 			ctx["aws:ResourceTag/"+tk] = v
 		}
@@ -228,6 +236,21 @@ func catalogueRequests(t *testing.T, at attacker, cat iamsim.Catalogue) ([]iamsi
 		reqTagVariants := []map[string]string{nil}
 		if slices.Contains(act.ConditionKeys, "aws:RequestTag/${TagKey}") && len(at.own) > 0 {
 			reqTagVariants = append(reqTagVariants, at.own)
+		}
+		if slices.Contains(act.ConditionKeys, spokeiam.SubnetConditionKey) {
+			// A load balancer of its own (its tags, its name) in subnets
+			// outside its fence: one of its own subnets and a foreign one,
+			// and (only CreateLoadBalancer may name none: a Classic Load
+			// Balancer given zones goes into the default VPC) no subnet.
+			variants := [][]any{{spokeiam.SubnetConditionKey, append(slices.Clone(at.subnets[:min(1, len(at.subnets))]), at.foreignSubnets...)}}
+			if act.Action == "elasticloadbalancing:CreateLoadBalancer" {
+				variants = append(variants, nil)
+			}
+			for _, rt := range act.ResourceTypes {
+				for _, v := range variants {
+					add(probeKey{act.Action, rt.Name}, fill(rt.ARN, "x0own"), at.own, at.own, v...)
+				}
+			}
 		}
 		if act.WildcardOnly {
 			// names nothing: what it makes (a cluster) is fenced by the
@@ -409,6 +432,30 @@ func staleRows(t *testing.T, dir string, allowed map[string]row) []error {
 	return errs
 }
 
+// SubnetBoundActions are exactly the catalogue's actions that carry
+// elasticloadbalancing:Subnet: an action AWS adds with it is fenced the day
+// the catalogue has it.
+func TestSubnetBoundActionsAreTheCatalogues(t *testing.T) {
+	dir, err := iamsim.ToolDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := iamsim.Expand(dir, []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range cat.Actions {
+		if slices.Contains(a.ConditionKeys, spokeiam.SubnetConditionKey) {
+			got = append(got, a.Action)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, spokeiam.SubnetBoundActions) {
+		t.Errorf("actions with %s in the catalogue (%s): %v, spokeiam.SubnetBoundActions: %v", spokeiam.SubnetConditionKey, cat.Version, got, spokeiam.SubnetBoundActions)
+	}
+}
+
 // A planted hole in the boundary is found, a row does not cover another
 // principal or another action than its own, and a row reviewed for fewer
 // actions than its pattern now matches is stale.
@@ -468,6 +515,50 @@ func TestCatalogueCatchesPlantedHoles(t *testing.T) {
 		want := "iam:DeleteRole on arn:aws:iam::111122223333:role/mgmt-spoke-pay_/mgmt-spoke-pay-eu_orders (role) allowed"
 		if !strings.Contains(strings.Join(findings, "\n"), want) {
 			t.Errorf("a role whose path matches the spoke's minted-role prefix: no finding %q in\n%s", want, strings.Join(findings, "\n"))
+		}
+	})
+	isSubnetFence := func(st policydoc.Statement) bool {
+		return st.Effect == policydoc.Deny && slices.Contains(st.Action, "elasticloadbalancing:CreateLoadBalancer")
+	}
+	lbAt := "elasticloadbalancing:CreateLoadBalancer on arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/x0own (loadbalancer) allowed"
+	t.Run("load balancer subnets not fenced", func(t *testing.T) {
+		// the controller's policy as it is, but without spokeiam.SubnetFence
+		var lbc attacker
+		for _, at := range attackers(t) {
+			if at.key == spokeiam.RoleLBC {
+				lbc = at
+			}
+		}
+		var identity []iamsim.Policy
+		for _, p := range lbc.identity {
+			d := p.Policy
+			d.Statement = slices.DeleteFunc(slices.Clone(d.Statement), isSubnetFence)
+			identity = append(identity, iamsim.Policy{Name: p.Name, Policy: d})
+		}
+		lbc.identity, lbc.patterns = identity, []string{"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:SetSubnets"}
+		findings, _ := outsideTheFence(t, dir, lbc, nil)
+		joined := strings.Join(findings, "\n")
+		for _, want := range []string{lbAt, "elasticloadbalancing:SetSubnets on arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/net/x0own/"} {
+			if !strings.Contains(joined, want) {
+				t.Errorf("a load balancer of its own in foreign subnets: no finding %q in\n%s", want, joined)
+			}
+		}
+	})
+	t.Run("minted roles may make load balancers", func(t *testing.T) {
+		// the boundary as it is, but without the deny of elasticloadbalancing:* to minted roles
+		at := minted
+		b := hubiam.SpokeBoundary(hub, secret, kmsKey)
+		n := len(b.Statement)
+		b.Statement = slices.DeleteFunc(b.Statement, func(st policydoc.Statement) bool {
+			return st.Effect == policydoc.Deny && slices.Equal(st.Action, []string{"elasticloadbalancing:*"})
+		})
+		if len(b.Statement) != n-1 {
+			t.Fatalf("the boundary has %d denies of elasticloadbalancing:*, want one", n-len(b.Statement))
+		}
+		at.boundary, at.patterns = &b, []string{"elasticloadbalancing:CreateLoadBalancer"}
+		findings, _ := outsideTheFence(t, dir, at, nil)
+		if !strings.Contains(strings.Join(findings, "\n"), lbAt) {
+			t.Errorf("a minted role's load balancer in foreign subnets: no finding %q in\n%s", lbAt, strings.Join(findings, "\n"))
 		}
 	})
 	stale := staleRows(t, dir, map[string]row{"ec2:Describe*": {actions: 1}, "ecr:GetAuthorizationToken": {actions: 1}})

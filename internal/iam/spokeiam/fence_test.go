@@ -41,7 +41,18 @@ func spoke(env hubiam.Env, name string) spokeiam.Spoke {
 		Hub: env, Name: name, OIDCIssuer: issuer + strings.ToUpper(strings.ReplaceAll(name, "-", "")) + "0000",
 		FluxRoleARN:      "arn:aws:iam::" + acct + ":role/" + hubiam.FluxRoleName(env.HubName),
 		SealingSecretARN: secret, SealingKMSKeyARN: kmsKey,
+		SubnetIDs: subnets(name),
 	}
+}
+
+// subnets are spoke name's six subnets (public and private in three
+// zones), distinct for every spoke.
+func subnets(name string) []string {
+	var out []string
+	for _, z := range []string{"pa", "pb", "pc", "qa", "qb", "qc"} {
+		out = append(out, "subnet-0"+strings.ReplaceAll(name, "-", "")+z)
+	}
+	return out
 }
 
 // subject is a principal: its identity policies, boundary and the request
@@ -245,6 +256,19 @@ func attacks(a, b string) []probe {
 		p("delete the spoke's own cluster", "eks:DeleteCluster", "arn:aws:eks:"+region+":"+acct+":cluster/"+A),
 		p("grant itself access to its cluster", "eks:CreateAccessEntry", "arn:aws:eks:"+region+":"+acct+":cluster/"+A),
 		p("delete the hub cluster", "eks:DeleteCluster", "arn:aws:eks:"+region+":"+acct+":cluster/mgmt"),
+		// load balancers go only into the spoke's own subnets
+		p("create a load balancer in other spoke's subnets", "elasticloadbalancing:CreateLoadBalancer",
+			arn("elasticloadbalancing", "loadbalancer/net/k8s-a/1234567890abcdef"), reqTag+hubiam.TagLBCCluster, A, "aws:TagKeys", []string{hubiam.TagLBCCluster},
+			spokeiam.SubnetConditionKey, []string{subnets(a)[0], subnets(b)[0]}),
+		p("create a load balancer in the hub's subnet", "elasticloadbalancing:CreateLoadBalancer",
+			arn("elasticloadbalancing", "loadbalancer/app/k8s-a/1234567890abcdef"), reqTag+hubiam.TagLBCCluster, A, "aws:TagKeys", []string{hubiam.TagLBCCluster},
+			spokeiam.SubnetConditionKey, []string{"subnet-0hub"}),
+		p("create a classic load balancer in the default VPC", "elasticloadbalancing:CreateLoadBalancer", arn("elasticloadbalancing", "loadbalancer/k8s-a")),
+		p("move own load balancer into other spoke's subnet", "elasticloadbalancing:SetSubnets",
+			arn("elasticloadbalancing", "loadbalancer/net/k8s-a/1234567890abcdef"), resTag+hubiam.TagLBCCluster, A,
+			spokeiam.SubnetConditionKey, []string{subnets(b)[1]}),
+		p("attach own classic load balancer to the hub's subnet", "elasticloadbalancing:AttachLoadBalancerToSubnets",
+			arn("elasticloadbalancing", "loadbalancer/k8s-a"), resTag+hubiam.TagLBCCluster, A, spokeiam.SubnetConditionKey, []string{"subnet-0hub"}),
 		p("delete other spoke's load balancer", "elasticloadbalancing:DeleteLoadBalancer",
 			arn("elasticloadbalancing", "loadbalancer/app/k8s-b/1234567890abcdef"), resTag+hubiam.TagLBCCluster, B),
 		p("delete a non-fleet load balancer", "elasticloadbalancing:DeleteLoadBalancer", arn("elasticloadbalancing", "loadbalancer/app/shop/1234567890abcdef")),
@@ -303,6 +327,10 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 		// service-linked role, not this one)
 		spokeiam.RoleCluster: {
 			p("describe the network", "ec2:DescribeSubnets", "*"),
+			// EKS's cloud controller, for a Service no load balancer
+			// controller takes
+			p("make a classic load balancer in own subnets", "elasticloadbalancing:CreateLoadBalancer", arn("elasticloadbalancing", "loadbalancer/a1234567890abcdef"),
+				spokeiam.SubnetConditionKey, s.SubnetIDs[:2]),
 			p("open own cluster security group", "ec2:AuthorizeSecurityGroupIngress", arn("ec2", "security-group/sg-0a"), resTag+hubiam.TagEKSCluster, A),
 			p("delete a CNI interface it left", "ec2:DeleteNetworkInterface", arn("ec2", "network-interface/eni-0a"), resTag+hubiam.TagCNICluster, A,
 				"ec2:ResourceTag/eks:eni:owner", "amazon-vpc-cni", resTag+"eks:eni:owner", "amazon-vpc-cni"),
@@ -350,7 +378,9 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 			p("decrypt it", "kms:Decrypt", kmsKey, "kms:ViaService", "secretsmanager."+region+".amazonaws.com"),
 		},
 		spokeiam.RoleLBC: {
-			p("create a load balancer", "elasticloadbalancing:CreateLoadBalancer", lb, reqTag+hubiam.TagLBCCluster, A, "aws:TagKeys", []string{hubiam.TagLBCCluster}),
+			p("create a load balancer in own subnets", "elasticloadbalancing:CreateLoadBalancer", lb, reqTag+hubiam.TagLBCCluster, A, "aws:TagKeys", []string{hubiam.TagLBCCluster},
+				spokeiam.SubnetConditionKey, s.SubnetIDs[3:]),
+			p("move it to own public subnets", "elasticloadbalancing:SetSubnets", lb, resTag+hubiam.TagLBCCluster, A, spokeiam.SubnetConditionKey, s.SubnetIDs[:3]),
 			p("tag it on creation", "elasticloadbalancing:AddTags", lb, reqTag+hubiam.TagLBCCluster, A, "elasticloadbalancing:CreateAction", "CreateLoadBalancer",
 				"aws:TagKeys", []string{hubiam.TagLBCCluster}),
 			p("delete own load balancer", "elasticloadbalancing:DeleteLoadBalancer", lb, resTag+hubiam.TagLBCCluster, A),

@@ -1,6 +1,7 @@
 package spokeiam_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,6 +23,9 @@ func longest(p, r string) (hubiam.Env, spokeiam.Spoke, string, string) {
 		OIDCIssuer:       "oidc.eks." + r + ".amazonaws.com/id/" + strings.Repeat("A", 32),
 		FluxRoleARN:      "arn:" + p + ":iam::123456789012:role/" + hubiam.FluxRoleName(env.HubName),
 		SealingSecretARN: secretARN, SealingKMSKeyARN: keyARN,
+	}
+	for i := range 2 * workloadcluster.MaxAvailabilityZones {
+		s.SubnetIDs = append(s.SubnetIDs, fmt.Sprintf("subnet-%017x", i))
 	}
 	return env, s, secretARN, keyARN
 }

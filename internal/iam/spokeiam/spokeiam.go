@@ -37,6 +37,10 @@ type Spoke struct {
 	// secret and its KMS key, read by the spoke's External Secrets.
 	SealingSecretARN string
 	SealingKMSKeyARN string
+	// SubnetIDs are the spoke's subnets as AWS reports them: the only ones
+	// its roles may put a load balancer into (SubnetFence). Empty until
+	// AWS reports one: then no load balancer may be made.
+	SubnetIDs []string
 }
 
 // Role keys: the part of each role's name after the spoke, and the value of
@@ -169,6 +173,9 @@ func (s Spoke) role(key string) Role {
 	case RoleCluster:
 		r.Trust = serviceTrust("eks.amazonaws.com", "sts:AssumeRole", "sts:TagSession")
 		r.ManagedPolicyARNs = []ManagedPolicy{{Suffix: "eks", ARN: s.managed("AmazonEKSClusterPolicy")}}
+		// AmazonEKSClusterPolicy lets EKS's cloud controller make load
+		// balancers in any subnet.
+		r.Inline = ptr(policydoc.NewDocument(SubnetFence(s.SubnetIDs)...))
 	case RoleNode:
 		r.Trust = serviceTrust("ec2.amazonaws.com", "sts:AssumeRole")
 		r.ManagedPolicyARNs = []ManagedPolicy{
@@ -193,7 +200,7 @@ func (s Spoke) role(key string) Role {
 	case RoleLBC:
 		r.IRSA = true
 		r.Trust = s.irsaTrust(serviceaccounts.SpokeLoadBalancerControl)
-		r.Inline = ptr(LoadBalancerControllerPolicy(s.Hub, s.Name))
+		r.Inline = ptr(LoadBalancerControllerPolicy(s.Hub, s.Name, s.SubnetIDs))
 	case RoleAdmin:
 		r.Trust = s.adminTrust()
 		r.Inline = ptr(policydoc.NewDocument(policydoc.Statement{
@@ -292,14 +299,50 @@ func (s Spoke) crossplanePolicy() policydoc.Document {
 	)
 }
 
+// SubnetBoundActions are the actions that put a load balancer into subnets
+// the request names (every action of the catalogue with the condition key
+// elasticloadbalancing:Subnet; the catalogue test holds the list to it).
+var SubnetBoundActions = []string{
+	"elasticloadbalancing:AttachLoadBalancerToSubnets",
+	"elasticloadbalancing:CreateLoadBalancer",
+	"elasticloadbalancing:SetSubnets",
+}
+
+// SubnetFence denies putting a load balancer into any subnet but the
+// spoke's own (subnetIDs), and making one that names no subnet (a Classic
+// Load Balancer given Availability Zones goes into the account's default
+// VPC). The permissions boundary cannot say this: it is one document for
+// every spoke and cannot list their subnets, and the subnet IDs are known
+// only once AWS has made them. So the composition writes it into the
+// policies of the roles whose AWS managed or upstream policy allows these
+// actions (cluster, lbc), and the boundary denies them to minted roles.
+// With no subnet known yet, every such action is denied.
+func SubnetFence(subnetIDs []string) []policydoc.Statement {
+	actions := slices.Clone(SubnetBoundActions)
+	if len(subnetIDs) == 0 {
+		return []policydoc.Statement{{Effect: policydoc.Deny, Action: actions, Resource: []string{"*"}}}
+	}
+	ids := slices.Sorted(slices.Values(subnetIDs))
+	return []policydoc.Statement{
+		{Effect: policydoc.Deny, Action: actions, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"ForAnyValue:StringNotEquals": {SubnetConditionKey: slices.Compact(ids)}}},
+		{Effect: policydoc.Deny, Action: []string{"elasticloadbalancing:CreateLoadBalancer"}, Resource: []string{"*"},
+			Condition: map[string]map[string]any{"Null": {SubnetConditionKey: "true"}}},
+	}
+}
+
+// SubnetConditionKey holds the subnet IDs a load balancer request names.
+const SubnetConditionKey = "elasticloadbalancing:Subnet"
+
 // LoadBalancerControllerPolicy is the AWS Load Balancer Controller's
 // published IAM policy of the pinned release (versions.AWSLoadBalancerController,
 // docs/install/iam_policy.json), every statement kept, with the upstream
 // "the elbv2.k8s.aws/cluster tag exists" conditions narrowed to "equals this
 // spoke's cluster name" and its unconditioned security-group writes narrowed
 // to the spoke's own groups, so one spoke's controller cannot touch another's
-// load balancers or security groups.
-func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) policydoc.Document {
+// load balancers or security groups, and load balancers only in the spoke's
+// own subnets (SubnetFence).
+func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string, subnetIDs []string) policydoc.Document {
 	cluster := ClusterName(hub, spoke)
 	p := hub.Partition
 	eq := func(key string) map[string]any { return map[string]any{key: cluster} }
@@ -312,7 +355,7 @@ func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) policydoc.Docume
 		return out
 	}
 	lbsAndTGs := elb("targetgroup/*/*", "loadbalancer/net/*/*", "loadbalancer/app/*/*")
-	return policydoc.NewDocument(
+	return policydoc.NewDocument(append([]policydoc.Statement{
 		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"iam:CreateServiceLinkedRole"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}}},
 		policydoc.Statement{Effect: policydoc.Allow, Action: []string{
@@ -376,7 +419,7 @@ func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string) policydoc.Docume
 			"elasticloadbalancing:SetWebAcl", "elasticloadbalancing:ModifyListener", "elasticloadbalancing:AddListenerCertificates",
 			"elasticloadbalancing:RemoveListenerCertificates", "elasticloadbalancing:ModifyRule", "elasticloadbalancing:SetRulePriorities",
 		}, Resource: []string{"*"}},
-	)
+	}, SubnetFence(subnetIDs)...)...)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -78,17 +78,26 @@ type EKSOptions struct {
 
 // HubEnv is the hub's identity as the program wrote it to cluster-info.
 func (h *Hub) HubEnv() (hubiam.Env, error) {
+	d, err := h.ClusterInfo()
+	if err != nil {
+		return hubiam.Env{}, err
+	}
+	env := hubiam.Env{HubName: d[clusterinfo.HubName], AccountID: d[clusterinfo.AccountID], Partition: d[clusterinfo.Partition], Region: d[clusterinfo.Region]}
+	if env.HubName == "" || env.AccountID == "" || env.Partition == "" {
+		return env, fmt.Errorf("cluster-info lacks %s, %s or %s", clusterinfo.HubName, clusterinfo.AccountID, clusterinfo.Partition)
+	}
+	return env, nil
+}
+
+// ClusterInfo is the data of the cluster-info ConfigMap the program wrote.
+func (h *Hub) ClusterInfo() (map[string]string, error) {
 	for _, o := range h.Bootstrap.Objects {
 		if o.GetKind() == "ConfigMap" && o.GetName() == clusterinfo.Name && o.GetNamespace() == clusterinfo.Namespace {
 			d, _, _ := unstructured.NestedStringMap(o.Object, "data")
-			env := hubiam.Env{HubName: d[clusterinfo.HubName], AccountID: d[clusterinfo.AccountID], Partition: d[clusterinfo.Partition], Region: d[clusterinfo.Region]}
-			if env.HubName == "" || env.AccountID == "" || env.Partition == "" {
-				return env, fmt.Errorf("cluster-info lacks %s, %s or %s", clusterinfo.HubName, clusterinfo.AccountID, clusterinfo.Partition)
-			}
-			return env, nil
+			return d, nil
 		}
 	}
-	return hubiam.Env{}, fmt.Errorf("the program wrote no %s/%s", clusterinfo.Namespace, clusterinfo.Name)
+	return nil, fmt.Errorf("the program wrote no %s/%s", clusterinfo.Namespace, clusterinfo.Name)
 }
 
 // claimRegion reads spec.region of the claim spoke in the tree.

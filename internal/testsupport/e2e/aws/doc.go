@@ -15,8 +15,10 @@
 //     and Ready conditions (ReconcileSuccess/ReconcileError,
 //     Creating/Available/Deleting), references resolved on every reconcile
 //     before anything else and persisted with an update (api.go:249,
-//     "cannot resolve references"), deletionPolicy Orphan leaving the
-//     external resource;
+//     "cannot resolve references"), the external name written after a
+//     create again on the latest object when the update conflicts
+//     (api.go:283-301, RetryingCriticalAnnotationUpdater), deletionPolicy
+//     Orphan leaving the external resource;
 //   - crossplane-runtime v2.4.0 pkg/reference/reference.go: a value already
 //     set is not resolved again unless the reference's policy is Always
 //     (IsNoOp, lines 212-237); a reference names its target, a selector

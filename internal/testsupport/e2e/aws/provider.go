@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -17,8 +18,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reference"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -315,6 +318,25 @@ func (p *Provider) pkg(k kindInfo) (*Package, error) {
 	return pk, nil
 }
 
+// recordExternalName persists u's annotations (its new external name) as
+// crossplane-runtime's RetryingCriticalAnnotationUpdater does after a
+// create (v2.4.0 pkg/reconciler/managed/api.go:283-301): on a conflict it
+// reads the object again, puts the annotations back and retries, with
+// retry.DefaultRetry, on any error but a cancelled context.
+func recordExternalName(ctx context.Context, c client.Client, u *unstructured.Unstructured) error {
+	a := u.GetAnnotations()
+	return retry.OnError(retry.DefaultRetry, func(err error) bool { return !errors.Is(err, context.Canceled) }, func() error {
+		err := c.Update(ctx, u)
+		if apierrors.IsConflict(err) {
+			if getErr := c.Get(ctx, client.ObjectKeyFromObject(u), u); getErr != nil {
+				return getErr
+			}
+			meta.AddAnnotations(u, a)
+		}
+		return err
+	})
+}
+
 // reconcile is one pass of crossplane-runtime's managed reconciler
 // (pkg/reconciler/managed/reconciler.go Reconcile) with the stand-in as
 // the external client: deletion, finalizer, references, observe, then
@@ -382,7 +404,7 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 		if meta.GetExternalName(u) != r.Name {
 			meta.SetExternalName(u, r.Name)
 			status := u.Object["status"]
-			if err := p.Client.Update(ctx, u); err != nil {
+			if err := recordExternalName(ctx, p.Client, u); err != nil {
 				// The resource exists in AWS and its name is lost: as
 				// crossplane-runtime's external-create-* annotations
 				// guard against, this is the one leak a provider can have.

@@ -2,15 +2,19 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 // crd is an established CRD of one version for the fake API server.
@@ -291,6 +295,52 @@ func TestProviderRefusesDeletingAProtectedTable(t *testing.T) {
 				if st, msg := cond(left, "Synced"); st != "False" || msg != tc.want {
 					t.Errorf("%s: Synced=%s %q, want False %q", tc.reason, st, msg, tc.want)
 				}
+			}
+		})
+	}
+}
+
+// An external name whose update conflicts (another writer updated the
+// managed resource since it was read) is written again on the latest
+// object, as crossplane-runtime's RetryingCriticalAnnotationUpdater does;
+// a resource AWS names by its arguments (a role policy) would otherwise
+// never get it, since later passes find it in the account.
+func TestProviderRecordsTheExternalNameThroughAConflict(t *testing.T) {
+	ctx := context.Background()
+	const iam = "iam.aws.upbound.io/v1beta1"
+	cases := map[string]struct {
+		reason    string
+		conflicts int
+		want      string
+	}{
+		"NoConflict":    {reason: "written at once", want: "pay-cluster"},
+		"OneConflict":   {reason: "re-read and written again", conflicts: 1, want: "pay-cluster"},
+		"FourConflicts": {reason: "retry.DefaultRetry makes five attempts", conflicts: 4, want: "pay-cluster"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			policy := mr(iam, "RolePolicy", "pay-cluster", map[string]any{"role": "pay-cluster", "policy": `{"Version":"2012-10-17","Statement":[]}`})
+			objs := []client.Object{crd("iam.aws.upbound.io", "RolePolicy", "rolepolicies", "v1beta1"), policy}
+			conflicts := tc.conflicts
+			c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(objs...).WithStatusSubresource(policy).
+				WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+					if meta.GetExternalName(o) != "" && conflicts > 0 {
+						conflicts--
+						return apierrors.NewConflict(schema.GroupResource{Group: "iam.aws.upbound.io", Resource: "rolepolicies"}, o.GetName(), errors.New("the object has been modified"))
+					}
+					return c.Update(ctx, o, opts...)
+				}}).Build()
+			p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
+			for range 2 {
+				if err := p.RunOnce(ctx); err != nil {
+					t.Fatalf("%s: %v", tc.reason, err)
+				}
+			}
+			if got := meta.GetExternalName(get(t, c, iam, "RolePolicy", "pay-cluster")); got != tc.want {
+				t.Errorf("%s: external name %q, want %q", tc.reason, got, tc.want)
+			}
+			if n := len(p.Ledger.Find("RolePolicy", nil)); n != 1 {
+				t.Errorf("%s: %d role policies in the account, want 1", tc.reason, n)
 			}
 		})
 	}
