@@ -120,14 +120,23 @@ func teardown(t *testing.T, h *e2e.Hub) {
 	}
 	t.Logf("teardown timeline:\n%s", strings.Join(timeline, "\n"))
 
-	// The order: every app resource went before any of the spoke's
-	// compute and network.
+	if err := appBeforeInfra(h.Account.Deletions(), app, other); err != nil {
+		t.Errorf("%v:\n%s", err, strings.Join(h.Account.Log(), "\n"))
+	}
+	sort.Strings(app)
+	t.Logf("the app's resources, deleted first: %s", fmt.Sprint(app))
+}
+
+// appBeforeInfra checks the teardown's order: every app resource ("Kind
+// ID") was deleted, and before any of the spoke's compute and network
+// (spokeInfraKinds; other holds "Kind/ID" of what is not the spoke's).
+func appBeforeInfra(deletions []aws.Deletion, app []string, other map[string]bool) error {
 	lastApp, firstInfra := -1, -1
 	var infraLine string
-	deletions := h.Account.Deletions()
+	deleted := map[string]bool{}
 	for i, d := range deletions {
 		if slices.Contains(app, d.Kind+" "+d.ID) {
-			lastApp = i
+			lastApp, deleted[d.Kind+" "+d.ID] = i, true
 		}
 		for _, k := range spokeInfraKinds {
 			if strings.HasSuffix(d.Kind, "/"+k) && firstInfra < 0 && !other[d.Kind+"/"+d.ID] {
@@ -135,12 +144,66 @@ func teardown(t *testing.T, h *e2e.Hub) {
 			}
 		}
 	}
-	if lastApp < 0 || firstInfra < 0 || lastApp > firstInfra {
-		t.Errorf("the app's resources (%v) were not all deleted before the spoke's compute and network (first: %s; last app deletion %d, first infrastructure deletion %d):\n%s",
-			app, infraLine, lastApp, firstInfra, strings.Join(h.Account.Log(), "\n"))
+	var kept []string
+	for _, a := range app {
+		if !deleted[a] {
+			kept = append(kept, a)
+		}
 	}
-	sort.Strings(app)
-	t.Logf("the app's resources, deleted first: %s", fmt.Sprint(app))
+	switch {
+	case len(app) == 0:
+		return fmt.Errorf("no app resource to check the teardown's order by")
+	case len(kept) > 0:
+		return fmt.Errorf("the app's resources %v were never deleted", kept)
+	case firstInfra < 0:
+		return fmt.Errorf("none of the spoke's compute and network was deleted")
+	case lastApp > firstInfra:
+		return fmt.Errorf("the app's resources (%v) were not all deleted before the spoke's compute and network (first: %s; last app deletion %d, first infrastructure deletion %d)",
+			app, infraLine, lastApp, firstInfra)
+	}
+	return nil
+}
+
+// The teardown's order check fails when an app resource (the load
+// balancer) goes after the spoke's network or not at all.
+func TestTeardownOrderCheck(t *testing.T) {
+	const (
+		lb     = aws.LoadBalancerKind + " arn:lb"
+		table  = "dynamodb.aws.upbound.io/Table t"
+		subnet = "ec2.aws.upbound.io/Subnet subnet-1"
+	)
+	del := func(lines ...string) []aws.Deletion {
+		var out []aws.Deletion
+		for _, l := range lines {
+			kind, id, _ := strings.Cut(l, " ")
+			out = append(out, aws.Deletion{Kind: kind, ID: id})
+		}
+		return out
+	}
+	cases := map[string]struct {
+		reason    string
+		deletions []aws.Deletion
+		other     map[string]bool
+		want      string // a substring of the error; empty: none
+	}{
+		"AppFirst":         {reason: "the order the product promises", deletions: del(table, lb, subnet)},
+		"LoadBalancerLate": {reason: "a load balancer deleted after a subnet of the spoke", deletions: del(table, subnet, lb), want: "not all deleted before the spoke's compute and network (first: " + subnet},
+		"LoadBalancerLeft": {reason: "a load balancer orphaned", deletions: del(table, subnet), want: "[" + lb + "] were never deleted"},
+		"OtherSpokesSubnet": {reason: "another spoke's subnet is not this spoke's network", deletions: del("ec2.aws.upbound.io/Subnet subnet-0", table, lb, subnet),
+			other: map[string]bool{"ec2.aws.upbound.io/Subnet/subnet-0": true}},
+		"NoInfra": {reason: "a teardown that deleted none of the spoke's network", deletions: del(table, lb), want: "none of the spoke's compute and network"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := appBeforeInfra(tc.deletions, []string{lb, table}, tc.other)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s: %v", tc.reason, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s: error %v, want one with %q", tc.reason, err, tc.want)
+			}
+		})
+	}
 }
 
 // appNLB is a Service of the example app that asks the load balancer
