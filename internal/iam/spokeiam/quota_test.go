@@ -13,7 +13,9 @@ import (
 
 // longest is a fleet at the longest names the validators admit: hub and
 // spoke names at their maximum, the longest region and partition, the
-// longest sealing secret name, the admin trust at its limit.
+// longest sealing secret name, the admin trust at its limit, and the most
+// subnets a spoke has (a public and a private one in each of the most
+// zones).
 func longest(p, r string) (hubiam.Env, spokeiam.Spoke, string, string) {
 	env := hubiam.Env{Partition: p, AccountID: "123456789012", Region: r, HubName: strings.Repeat("h", workloadcluster.MaxHubNameLength)}
 	secretARN := "arn:" + p + ":secretsmanager:" + r + ":123456789012:secret:" + secretName(hubiam.MaxSealingSecretNameLength) + "-AbCdEf"

@@ -412,9 +412,11 @@ func (r *PodRunner) container(ctx context.Context, p *corev1.Pod, rp *runningPod
 	if err := os.MkdirAll(stage, 0o755); err != nil {
 		return nil, err
 	}
-	if f, err := os.OpenFile(exe, os.O_CREATE, 0o755); err == nil {
-		f.Close()
+	f, err := os.OpenFile(exe, os.O_CREATE, 0o755)
+	if err != nil {
+		return nil, fmt.Errorf("mount point for %s: %w", bin, err)
 	}
+	f.Close()
 	fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(bin), shellQuote(exe))
 	for i, b := range binds {
 		fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(filepath.Join(stage, strconv.Itoa(i))), shellQuote(b.dst))
