@@ -206,20 +206,7 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 	}
 	t.Logf("claim with the example's key: %s", last)
 
-	// Reseal as `fleet cluster add` does, with this environment's
-	// certificate and the Git server's host keys.
-	sealed, key := sealDeployKey(t, h)
-	if err := h.Git.Authorize(key.Public); err != nil {
-		t.Fatal(err)
-	}
-	rel := filepath.ToSlash(filepath.Join("manifests", fleettree.DeployKeyRel(claimName)))
-	if err := os.WriteFile(filepath.Join(h.Repo.Work, rel), sealed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Repo.Commit("apps-staging: deploy key sealed for this environment"); err != nil {
-		t.Fatal(err)
-	}
-	requestReconcile(t, h)
+	key := commitResealedKey(t, h)
 	resealed := time.Now()
 	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, 4*time.Minute, isTrue)
 	if err != nil {
@@ -319,6 +306,27 @@ func fluxState(ctx context.Context, c *e2e.Cluster) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// commitResealedKey reseals the example spoke's deploy key as `fleet
+// cluster add` does, with this environment's certificate and the Git
+// server's host keys, lets the Git server accept it, commits it and asks
+// the hub to look at once.
+func commitResealedKey(t *testing.T, h *e2e.Hub) *deploykey.Key {
+	t.Helper()
+	sealed, key := sealDeployKey(t, h)
+	if err := h.Git.Authorize(key.Public); err != nil {
+		t.Fatal(err)
+	}
+	rel := filepath.ToSlash(filepath.Join("manifests", fleettree.DeployKeyRel(claimName)))
+	if err := os.WriteFile(filepath.Join(h.Repo.Work, rel), sealed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Commit(claimName + ": deploy key sealed for this environment"); err != nil {
+		t.Fatal(err)
+	}
+	requestReconcile(t, h)
+	return key
 }
 
 // sealDeployKey makes the example spoke's deploy-key file as `fleet cluster

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 )
 
@@ -116,10 +118,13 @@ next:
 // down, and its resources would be left in the account.
 //
 // glass, if not empty, is a claim whose spoke's API server the suite has
-// stopped after its bootstrap installed the hub-side releases onto it: once
-// its deletion begins, what `fleet cluster break-glass` prints is run (as
-// `| sh`, with kubectl), and none of its hub-side steps may then wait out
-// its timeout for an uninstall that cannot happen.
+// stopped after its bootstrap installed the hub-side releases onto it and
+// its workloads ran (spokeWorkloadsRun): the account may then keep exactly
+// what that spoke's apps made, which break glass abandons. Once its
+// deletion begins, what `fleet cluster break-glass` prints is run (as
+// `| sh`, with kubectl), its pruning steps must go without the spoke, and
+// none of its hub-side steps may then wait out its timeout for an
+// uninstall that cannot happen.
 func destroy(t *testing.T, h *e2e.Hub, glass string) {
 	ctx := context.Background()
 	l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
@@ -154,6 +159,48 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 	deleting := map[string]time.Time{}
 	stepTimeout := map[string]time.Duration{}
 	var waited []string
+	// The glass claim's remote steps that prune on the spoke at deletion,
+	// with what they applied there: without break glass their finalizers
+	// would retry against the stopped API server for good. And the apps'
+	// AWS resources its own Crossplane made, which break glass abandons
+	// (as its help says): nothing can delete them once the spoke is gone.
+	pruning := map[string]int{}
+	pruneDeleting := map[string]time.Time{}
+	abandoned := map[string]bool{}
+	if glass != "" {
+		for _, part := range compose.BreakGlassParts() {
+			name := compose.BootstrapName(glass, part)
+			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pruning[name] = inventorySize(o); pruning[name] == 0 {
+				t.Fatalf("%s applied nothing on the spoke: its finalizer would not need the spoke, and break glass would skip nothing", name)
+			}
+		}
+		env, err := h.HubEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, roles := spokeiam.AppDataPrefix(env, glass), spokeiam.AppRolePrefix(env, glass)
+		for _, r := range h.Account.All() {
+			if !strings.HasPrefix(r.Owner, appOwner) {
+				continue
+			}
+			abandoned[r.Kind+" "+r.ID+" ("+r.Owner+")"] = true
+			// The README tells the operator to look for them by name
+			// (an inline role policy is found in its role).
+			role, _ := r.Attrs["role"].(string)
+			if names := r.ARN + " " + r.ID + " " + role; !strings.Contains(names, data) && !strings.Contains(names, roles) {
+				t.Errorf("%s %s (%s) of %s's apps is named under neither %s* nor %s*, the names the README's break glass says to look for",
+					r.Kind, r.ID, r.ARN, glass, data, roles)
+			}
+		}
+		if len(abandoned) == 0 {
+			t.Fatalf("the account holds nothing of %s's apps before the teardown", glass)
+		}
+	}
+	var brokeAt time.Time
 	start := time.Now()
 	if err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(root.GetNamespace()).Delete(ctx, root.GetName(), metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
@@ -182,7 +229,7 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 			if glass != "" && c.GetName() == glass && c.GetDeletionTimestamp() != nil && !broken {
 				mark("claim " + glass + " deleted; break glass for it")
 				breakGlass(t, h, glass)
-				broken = true
+				broken, brokeAt = true, time.Now()
 				mark("break glass for " + glass + " run")
 			}
 		}
@@ -213,12 +260,29 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 				}
 			}
 		}
+		// The glass claim's pruning steps: from the delete admitted to
+		// gone (without break glass, never).
+		for name, n := range pruning {
+			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				mark(fmt.Sprintf("%s (%d objects applied on the unreachable spoke) deleted in %s, %s after break glass", name, n,
+					time.Since(pruneDeleting[name]).Truncate(time.Second), time.Since(brokeAt).Truncate(time.Second)))
+				delete(pruning, name)
+			case err == nil && o.GetDeletionTimestamp() != nil:
+				if _, ok := pruneDeleting[name]; !ok {
+					pruneDeleting[name] = time.Now()
+				}
+			}
+		}
 		left = nil
 		for _, r := range h.Account.All() {
-			left = append(left, r.Kind+" "+r.ID+" ("+r.Owner+")")
+			if l := r.Kind + " " + r.ID + " (" + r.Owner + ")"; !abandoned[l] {
+				left = append(left, l)
+			}
 		}
 		if len(left) == 0 {
-			mark("the account empty")
+			mark("the account empty but for the abandoned apps' resources")
 		}
 		_, err = h.Cluster.Dynamic.Resource(kustomizations).Namespace(root.GetNamespace()).Get(ctx, root.GetName(), metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
@@ -243,6 +307,20 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 	}
 	if glass != "" && len(deleting) == 0 {
 		t.Errorf("no hub-side step of %s was seen being deleted", glass)
+	}
+	// What break glass leaves in the account is exactly the unreachable
+	// spoke's apps' resources, none of the spoke's own.
+	var kept []string
+	for _, r := range h.Account.All() {
+		kept = append(kept, r.Kind+" "+r.ID+" ("+r.Owner+")")
+	}
+	sort.Strings(kept)
+	want := slices.Sorted(maps.Keys(abandoned))
+	if !slices.Equal(kept, want) {
+		t.Errorf("the account after the teardown holds:\n%s\nwant only what %s's apps made (break glass abandons them):\n%s",
+			strings.Join(kept, "\n"), glass, strings.Join(want, "\n"))
+	} else if glass != "" {
+		t.Logf("break glass for %s abandoned its apps' AWS resources, as its help says:\n%s", glass, strings.Join(kept, "\n"))
 	}
 
 	// Nothing of a spoke is left on the hub: no HelmRelease that installed
@@ -290,6 +368,53 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 			t.Errorf("%s no longer runs after the root went", pod)
 		}
 	}
+}
+
+// inventorySize is how many objects a Kustomization's inventory lists
+// (what it applied, and prunes at deletion).
+func inventorySize(o *unstructured.Unstructured) int {
+	entries, _, _ := unstructured.NestedSlice(o.Object, "status", "inventory", "entries")
+	return len(entries)
+}
+
+// spokeWorkloadsRun brings the example spoke of h to running its
+// workloads: its deploy key resealed for h's environment and committed,
+// the hub's remote steps that prune on the spoke at deletion
+// (compose.BreakGlassParts) Ready with what they applied there, and
+// payment-app Ready on the spoke with its AWS resources made by the
+// spoke's own Crossplane.
+func spokeWorkloadsRun(t *testing.T, h *e2e.Hub) {
+	ctx := context.Background()
+	eks := h.EKS[claimName]
+	if eks == nil {
+		t.Fatalf("the suite plays no EKS cluster for %s", claimName)
+	}
+	commitResealedKey(t, h)
+	start := time.Now()
+	for _, part := range compose.BreakGlassParts() {
+		name := compose.BootstrapName(claimName, part)
+		var state string
+		err := e2e.Poll(ctx, 10*time.Minute, func() (bool, error) {
+			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				state = err.Error()
+				return false, nil
+			}
+			st, reason, msg := condition(o, "Ready")
+			state = fmt.Sprintf("Ready=%s %s: %s; %d objects applied", st, reason, msg, inventorySize(o))
+			return st == "True" && inventorySize(o) > 0, nil
+		})
+		if err != nil {
+			_, s, _ := stepsReady(ctx, h, claimName, "")
+			t.Fatalf("%s: %v (last: %s)\nhub steps:\n%s\nthe spoke:\n%s", name, err, state, s, fluxState(ctx, eks.Cluster))
+		}
+		t.Logf("commit of the resealed key to %s %s: %s", name, state, time.Since(start).Truncate(time.Second))
+	}
+	last, err := waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", "payment-app", "Ready", 5*time.Minute, isTrue)
+	if err != nil {
+		t.Fatalf("the spoke's payment-app is not Ready: %v (last: %s)\nthe spoke:\n%s", err, last, fluxState(ctx, eks.Cluster))
+	}
+	t.Logf("commit of the resealed key to payment-app Ready on the spoke: %s", time.Since(start).Truncate(time.Second))
 }
 
 // kustomizationList is every Kustomization on the hub with its Ready

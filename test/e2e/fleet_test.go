@@ -16,7 +16,8 @@ import (
 // created (restartMidCreate); then deletes the program's root
 // Kustomization as `pulumi destroy` does, with the three spokes still
 // composed (destroy). Only the example spoke's cluster is played: its
-// bootstrap installs the hub-side releases onto it, and its API server is
+// bootstrap installs the hub-side releases onto it, its key resealed for
+// this hub, it runs its own Flux and the example app, and its API server is
 // then stopped, so that its teardown needs break glass. It runs beside
 // TestHubSyncsTheTree.
 func TestHubAddsAndDestroysSpokes(t *testing.T) {
@@ -46,6 +47,9 @@ func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	t.Logf("example claim composed and its hub-side releases installed after %s", time.Since(start))
 	t.Run("lead time of a new spoke", func(t *testing.T) { leadTime(t, h) })
 	t.Run("Crossplane and the function restarted mid-create", func(t *testing.T) { restartMidCreate(t, h, leadTimeClaim) })
+	// The example spoke then runs its workloads, so that its remote
+	// steps' finalizers need it when it is unreachable.
+	t.Run("the example spoke runs its workloads", func(t *testing.T) { spokeWorkloadsRun(t, h) })
 	t.Run("pulumi destroy's root Kustomization goes after every spoke, with break glass for an unreachable one", func(t *testing.T) {
 		h.EKS[claimName].Cluster.Proc("kube-apiserver").Stop(10 * time.Second)
 		if _, err := h.EKS[claimName].Cluster.Kube.Discovery().ServerVersion(); err == nil {
