@@ -30,6 +30,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/ekszones"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
@@ -45,8 +46,8 @@ const (
 
 // Subnet tags the AWS Load Balancer Controller discovers subnets by.
 const (
-	PublicELBTag   = "kubernetes.io/role/elb"
-	InternalELBTag = "kubernetes.io/role/internal-elb"
+	PublicELBTag   = lbsubnets.Public
+	InternalELBTag = lbsubnets.Internal
 )
 
 // LogTypes are the control-plane logs sent to CloudWatch.

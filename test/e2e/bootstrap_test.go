@@ -66,23 +66,33 @@ type stepClock struct {
 	at map[string]time.Time
 }
 
-// startStepClock looks at the steps every quarter second until ctx ends.
+// startStepClock looks at the steps every quarter second until ctx ends or
+// every step has been seen Ready.
 func startStepClock(ctx context.Context, h *e2e.Hub) *stepClock {
 	c := &stepClock{at: map[string]time.Time{}}
 	go func() {
 		for ctx.Err() == nil {
+			waiting := 0
 			for _, s := range compose.BootstrapSteps() {
+				c.mu.Lock()
+				_, seen := c.at[s.Part]
+				c.mu.Unlock()
+				if seen {
+					continue
+				}
+				waiting++
 				o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, s.Part), metav1.GetOptions{})
 				if err != nil {
 					continue
 				}
-				c.mu.Lock()
-				if _, seen := c.at[s.Part]; !seen {
-					if st, _, _ := condition(o, "Ready"); st == "True" {
-						c.at[s.Part] = time.Now()
-					}
+				if st, _, _ := condition(o, "Ready"); st == "True" {
+					c.mu.Lock()
+					c.at[s.Part] = time.Now()
+					c.mu.Unlock()
 				}
-				c.mu.Unlock()
+			}
+			if waiting == 0 {
+				return
 			}
 			select {
 			case <-ctx.Done():
@@ -241,12 +251,12 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 
 	// The cluster folder's app: its AppInfrastructure composes, on the
 	// spoke's own Crossplane, the table and queue the app reads.
-	last, err = waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", "payment-app", "Ready", 5*time.Minute, isTrue)
+	last, err = waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", exampleApp, "Ready", 5*time.Minute, isTrue)
 	if err != nil {
 		t.Fatalf("the spoke's payment-app is not Ready: %v (last: %s)\nthe spoke:\n%s", err, last, fluxState(ctx, eks.Cluster))
 	}
 	t.Logf("commit of the resealed key to payment-app Ready on the spoke: %s", time.Since(resealed))
-	dep, err := eks.Cluster.Kube.AppsV1().Deployments("payments").Get(ctx, "payment-app", metav1.GetOptions{})
+	dep, err := eks.Cluster.Kube.AppsV1().Deployments(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +276,7 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 	tables := h.Account.Find("dynamodb.aws.upbound.io/Table", func(r aws.Resource) bool { return r.Name == reads["TABLE_NAME"] })
 	var kept, found bool
 	err = e2e.Poll(ctx, 30*time.Second, func() (bool, error) {
-		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace("payments").Get(ctx, "payment-app", metav1.GetOptions{})
+		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}

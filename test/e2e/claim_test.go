@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
@@ -354,7 +355,7 @@ func privateRoutesPerZone(acct *aws.Ledger) (bool, string) {
 	var b strings.Builder
 	ok, private := true, 0
 	for _, s := range acct.Find("Subnet", nil) {
-		if s.Tags["kubernetes.io/role/internal-elb"] != "1" {
+		if s.Tags[lbsubnets.Internal] != "1" {
 			continue
 		}
 		private++

@@ -44,14 +44,14 @@ func hubDown(t *testing.T, h *e2e.Hub) {
 	if err := h.Repo.Edit(appOverlay, "          value: staging\n", fmt.Sprintf("          value: %s\n", message)); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Repo.Commit("payment-app: a new message while the hub is down"); err != nil {
+	if err := h.Repo.Commit(exampleApp + ": a new message while the hub is down"); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
 	var last string
 	err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
-		dep, err := eks.Cluster.Kube.AppsV1().Deployments("payments").Get(ctx, "payment-app", metav1.GetOptions{})
+		dep, err := eks.Cluster.Kube.AppsV1().Deployments(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}

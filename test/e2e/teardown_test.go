@@ -18,6 +18,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
@@ -26,9 +27,18 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 )
 
-// appOwner starts the names of the managed resources the spoke's own
-// Crossplane composes for the example app (its AppInfrastructure's).
-const appOwner = "payment-app"
+// The example app and its team's namespace on the spoke: the app's name
+// is its Kustomization's, its Deployment's and its AppInfrastructure's, and
+// starts the names of the managed resources the spoke's own Crossplane
+// composes for it.
+const (
+	exampleApp   = "payment-app"
+	exampleAppNS = "payments"
+)
+
+// ledgerLine names an account resource in the suite's messages: its kind,
+// its ID and the managed resource that made it.
+func ledgerLine(r aws.Resource) string { return r.Kind + " " + r.ID + " (" + r.Owner + ")" }
 
 // spokeInfraKinds are what the spoke's pods need to reach AWS (compute,
 // the EKS add-ons that give pods their network, DNS and services, and the
@@ -51,7 +61,7 @@ func teardown(t *testing.T, h *e2e.Hub) {
 	var app []string
 	for _, r := range h.Account.All() {
 		switch {
-		case strings.HasPrefix(r.Owner, appOwner), r.Kind == aws.LoadBalancerKind:
+		case strings.HasPrefix(r.Owner, exampleApp), r.Kind == aws.LoadBalancerKind:
 			app = append(app, r.Kind+" "+r.ID)
 		case !strings.HasPrefix(r.Owner, claimName+"-"):
 			other[r.Kind+"/"+r.ID] = true
@@ -87,7 +97,7 @@ func teardown(t *testing.T, h *e2e.Hub) {
 		left = nil
 		for _, r := range h.Account.All() {
 			if !other[r.Kind+"/"+r.ID] {
-				left = append(left, r.Kind+" "+r.ID+" ("+r.Owner+")")
+				left = append(left, ledgerLine(r))
 			}
 		}
 		_, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
@@ -241,7 +251,7 @@ func exposeApp(t *testing.T, h *e2e.Hub) {
 	if err := h.Repo.Edit(appOverlay, "  - appinfrastructure.yaml\n", "  - appinfrastructure.yaml\n  - service-nlb.yaml\n"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Repo.Commit("payment-app: a network load balancer"); err != nil {
+	if err := h.Repo.Commit(exampleApp + ": a network load balancer"); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -262,7 +272,7 @@ func exposeApp(t *testing.T, h *e2e.Hub) {
 	subnets, _ := lbs[0].Attrs["subnets"].([]any)
 	for _, id := range subnets {
 		s := h.Account.Find("Subnet", func(r aws.Resource) bool { return r.ID == id })
-		if len(s) != 1 || !strings.HasPrefix(s[0].Owner, claimName+"-") || s[0].Tags["kubernetes.io/role/internal-elb"] != "1" {
+		if len(s) != 1 || !strings.HasPrefix(s[0].Owner, claimName+"-") || s[0].Tags[lbsubnets.Internal] != "1" {
 			t.Fatalf("load balancer %s in subnet %v, want the spoke's private subnets: %v", lbs[0].Name, id, s)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
@@ -253,10 +254,10 @@ func Network(p Params) (map[string]Object, error) {
 		public, private := p.subnetZone("subnet-public-"+z, zoneIDs[i]), p.subnetZone("subnet-private-"+z, zoneIDs[i])
 		add("subnet-public-"+z, ec2V1, "Subnet", name("public-"+z), eks+"-public-"+z, with(public, Object{
 			"vpcIdRef": vpcRef, "cidrBlock": sub.Public[i].String(),
-			"mapPublicIpOnLaunch": true, "tags": map[string]any{"kubernetes.io/role/elb": "1"}}))
+			"mapPublicIpOnLaunch": true, "tags": map[string]any{lbsubnets.Public: "1"}}))
 		add("subnet-private-"+z, ec2V1, "Subnet", name("private-"+z), eks+"-private-"+z, with(private, Object{
 			"vpcIdRef": vpcRef, "cidrBlock": sub.Private[i].String(),
-			"mapPublicIpOnLaunch": false, "tags": map[string]any{"kubernetes.io/role/internal-elb": "1"}}))
+			"mapPublicIpOnLaunch": false, "tags": map[string]any{lbsubnets.Internal: "1"}}))
 		add("route-table-private-"+z, ec2V1, "RouteTable", name("private-"+z), eks+"-private-"+z, Object{"vpcIdRef": vpcRef})
 		add("route-private-"+z+"-default", "ec2.aws.upbound.io/v1beta2", "Route", name("private-"+z+"-default"), "", Object{
 			"destinationCidrBlock": "0.0.0.0/0", "routeTableIdRef": ref(name("private-" + z)),

@@ -19,6 +19,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
@@ -72,12 +73,14 @@ type Provider struct {
 	AddonVersions clusterinfo.AddonVersions
 	// KindsEvery is how often the served kinds are read again (0: on
 	// every reconcile). Listing every CRD, schemas included, each second
-	// was most of the suite's own CPU; kinds change only when a provider
-	// package is installed.
+	// was most of the suite's own CPU; the CRDs' metadata is listed, and a
+	// provider CRD read again only when it changed.
 	KindsEvery time.Duration
 
 	kinds   []kindInfo
 	kindsAt time.Time
+	// crds are the provider CRDs last read, by name.
+	crds map[string]crdKinds
 
 	mu     sync.Mutex
 	pkgs   map[string]*Package
@@ -265,33 +268,77 @@ func (p *Provider) RunOnce(ctx context.Context) error {
 
 // servedKinds lists the managed kinds whose CRDs exist and are
 // established: what the installed and activated provider packages serve.
+// It lists the CRDs' metadata only and reads in full (schemas included,
+// hundreds of kilobytes each) only a provider CRD it has not read at its
+// current resourceVersion.
 func (p *Provider) servedKinds(ctx context.Context) ([]kindInfo, error) {
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinitionList"})
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(crdGVK.GroupVersion().WithKind(crdGVK.Kind + "List"))
 	if err := p.Client.List(ctx, l); err != nil {
 		return nil, err
 	}
+	read := map[string]crdKinds{}
 	var out []kindInfo
-	for _, crd := range l.Items {
-		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-		if !strings.HasSuffix(group, upbound) || strings.HasSuffix(group, ".m"+upbound) || group == "aws.upbound.io" {
+	for _, m := range l.Items {
+		// A CRD is named <plural>.<group> (the API server refuses any
+		// other name).
+		if _, group, _ := strings.Cut(m.GetName(), "."); !managedGroup(group) {
 			continue
 		}
-		if !established(&crd) {
-			continue
-		}
-		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
-		vs, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-		for _, v := range vs {
-			m, _ := v.(map[string]any)
-			if m["storage"] == true {
-				out = append(out, kindInfo{gvk: schema.GroupVersionKind{Group: group, Version: m["name"].(string), Kind: kind},
-					service: strings.TrimSuffix(group, upbound)})
+		c, ok := p.crds[m.GetName()]
+		if !ok || c.resourceVersion != m.GetResourceVersion() {
+			crd := &unstructured.Unstructured{}
+			crd.SetGroupVersionKind(crdGVK)
+			if err := p.Client.Get(ctx, client.ObjectKey{Name: m.GetName()}, crd); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return nil, err
 			}
+			c = crdKinds{resourceVersion: crd.GetResourceVersion(), kinds: storedKinds(crd)}
 		}
+		read[m.GetName()] = c
+		out = append(out, c.kinds...)
 	}
+	p.crds = read
 	sort.Slice(out, func(i, j int) bool { return out[i].gvk.String() < out[j].gvk.String() })
 	return out, nil
+}
+
+// crdGVK is the CustomResourceDefinition kind.
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// crdKinds is what one CRD, read at resourceVersion, serves.
+type crdKinds struct {
+	resourceVersion string
+	kinds           []kindInfo
+}
+
+// managedGroup is whether group is a provider-upjet-aws group of
+// cluster-scoped managed resources (not a namespaced .m group, nor the
+// providers' configuration group).
+func managedGroup(group string) bool {
+	return strings.HasSuffix(group, upbound) && !strings.HasSuffix(group, ".m"+upbound) && group != "aws.upbound.io"
+}
+
+// storedKinds is the kind crd serves at its storage version, once it is
+// established (none before).
+func storedKinds(crd *unstructured.Unstructured) []kindInfo {
+	if !established(crd) {
+		return nil
+	}
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	vs, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	var out []kindInfo
+	for _, v := range vs {
+		m, _ := v.(map[string]any)
+		if m["storage"] == true {
+			out = append(out, kindInfo{gvk: schema.GroupVersionKind{Group: group, Version: m["name"].(string), Kind: kind},
+				service: strings.TrimSuffix(group, upbound)})
+		}
+	}
+	return out
 }
 
 func established(crd *unstructured.Unstructured) bool {

@@ -3,11 +3,13 @@ package aws
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,7 +84,7 @@ func TestProviderReconciles(t *testing.T) {
 			"natGatewayIdRef": map[string]any{"name": "nat-a"}}),
 		mr(eks, "NodeGroup", "ng", map[string]any{"region": "eu-west-1", "clusterName": "c", "instanceTypes": []any{"m6i.large"}}),
 	}
-	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(objs...).WithStatusSubresource(objs[5:]...).Build()
+	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(objs[5:]...).Build()
 	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
 	for range 4 {
 		if err := p.RunOnce(ctx); err != nil {
@@ -168,7 +170,7 @@ func TestProviderReadyAfter(t *testing.T) {
 		mr(eks, "Cluster", "c", map[string]any{"region": "eu-west-1", "roleArn": "arn:aws:iam::111122223333:role/r"}),
 		mr(eks, "NodeGroup", "ng", map[string]any{"region": "eu-west-1", "clusterNameRef": map[string]any{"name": "c"}}),
 	}
-	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(objs...).WithStatusSubresource(objs[2:]...).Build()
+	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(objs[2:]...).Build()
 	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger(),
 		ReadyAfter: map[string]time.Duration{"aws_eks_cluster": time.Hour}}
 	for range 3 {
@@ -206,7 +208,7 @@ func TestProviderKindsEvery(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			vpc := mr("ec2.aws.upbound.io/v1beta1", "VPC", "vpc", map[string]any{"region": "eu-west-1", "cidrBlock": "10.20.0.0/16"})
-			c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).
+			c := fake.NewClientBuilder().WithScheme(crdScheme(t)).
 				WithObjects(crd("eks.aws.upbound.io", "NodeGroup", "nodegroups", "v1beta2"), vpc).WithStatusSubresource(vpc).Build()
 			p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger(), KindsEvery: tc.every}
 			if err := p.RunOnce(ctx); err != nil {
@@ -223,6 +225,56 @@ func TestProviderKindsEvery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProviderReadsOnlyChangedCRDs: the served kinds come from a
+// metadata-only list of the CRDs; a provider CRD is read in full when it is
+// new or its resourceVersion changed (here: established after the first
+// read, which then serves its kind), never again while unchanged, and no
+// other CRD is read at all.
+func TestProviderReadsOnlyChangedCRDs(t *testing.T) {
+	ctx := context.Background()
+	vpcCRD := crd("ec2.aws.upbound.io", "VPC", "vpcs", "v1beta1")
+	unstructured.RemoveNestedField(vpcCRD.Object, "status")
+	vpc := mr("ec2.aws.upbound.io/v1beta1", "VPC", "vpc", map[string]any{"region": "eu-west-1", "cidrBlock": "10.20.0.0/16"})
+	var reads []string
+	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).
+		WithObjects(crd("eks.aws.upbound.io", "NodeGroup", "nodegroups", "v1beta2"), crd("pkg.crossplane.io", "Provider", "providers", "v1"), vpcCRD, vpc).
+		WithStatusSubresource(vpc).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == "CustomResourceDefinition" {
+				reads = append(reads, key.Name)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
+	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
+	step := func(what string, want []string, vpcs int) {
+		t.Helper()
+		reads = nil
+		if err := p.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(reads, want) {
+			t.Errorf("%s: CRDs read %v, want %v", what, reads, want)
+		}
+		if n := len(p.Ledger.Find("VPC", nil)); n != vpcs {
+			t.Errorf("%s: %d VPCs in the account, want %d", what, n, vpcs)
+		}
+	}
+	step("first reconcile: every provider CRD read; VPCs not served, not established", []string{"nodegroups.eks.aws.upbound.io", "vpcs.ec2.aws.upbound.io"}, 0)
+	step("nothing changed: nothing read", nil, 0)
+	established := &unstructured.Unstructured{}
+	established.SetGroupVersionKind(crdGVK)
+	if err := c.Get(ctx, client.ObjectKey{Name: "vpcs.ec2.aws.upbound.io"}, established); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedSlice(established.Object, []any{map[string]any{"type": "Established", "status": "True"}}, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Status().Update(ctx, established); err != nil {
+		t.Fatal(err)
+	}
+	step("the VPC CRD established: read again, and its kind served", []string{"vpcs.ec2.aws.upbound.io"}, 1)
 }
 
 // TestProviderRefusesDeletingAProtectedTable: DynamoDB refuses DeleteTable
@@ -254,7 +306,7 @@ func TestProviderRefusesDeletingAProtectedTable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			table := mr(ddb, "Table", "orders", map[string]any{"region": "eu-west-1", "billingMode": "PAY_PER_REQUEST", "deletionProtectionEnabled": tc.protected})
 			objs := []client.Object{crd("dynamodb.aws.upbound.io", "Table", "tables", "v1beta1"), table}
-			c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(objs...).WithStatusSubresource(table).Build()
+			c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(table).Build()
 			p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
 			for range 2 {
 				if err := p.RunOnce(ctx); err != nil {
@@ -322,7 +374,7 @@ func TestProviderRecordsTheExternalNameThroughAConflict(t *testing.T) {
 			policy := mr(iam, "RolePolicy", "pay-cluster", map[string]any{"role": "pay-cluster", "policy": `{"Version":"2012-10-17","Statement":[]}`})
 			objs := []client.Object{crd("iam.aws.upbound.io", "RolePolicy", "rolepolicies", "v1beta1"), policy}
 			conflicts := tc.conflicts
-			c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithObjects(objs...).WithStatusSubresource(policy).
+			c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(policy).
 				WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
 					if meta.GetExternalName(o) != "" && conflicts > 0 {
 						conflicts--
@@ -344,4 +396,15 @@ func TestProviderRecordsTheExternalNameThroughAConflict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crdScheme knows CustomResourceDefinitions, so that the fake client
+// answers the stand-in's metadata-only list of them as the API server does.
+func crdScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
