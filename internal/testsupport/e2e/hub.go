@@ -267,8 +267,8 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 		// new version and reports the old one meanwhile; a few seconds
 		// here keep that order visible.
 		UpdateTakes: map[string]time.Duration{"aws_eks_cluster": 5 * time.Second, "aws_eks_node_group": 5 * time.Second},
-		// A kind a package installs is served within this (the CRD list,
-		// schemas included, is the stand-in's heaviest call).
+		// A kind a package installs is served within this (each read
+		// lists the CRDs' metadata and reads a provider CRD that changed).
 		KindsEvery: 5 * time.Second}
 	awsCtx, cancel := context.WithCancel(context.Background())
 	h.stopAWS, h.awsDone = cancel, make(chan struct{})
