@@ -285,7 +285,7 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 	}
 	t.Run("a sealing-key rotation reaches every running controller", func(t *testing.T) { rotation(t, h) })
 	t.Run("a commit reaches the spoke while the hub's API server is stopped", func(t *testing.T) { hubDown(t, h) })
-	t.Run("the claim's teardown leaves nothing in the account", func(t *testing.T) { teardown(t, h) })
+	t.Run("the claim's teardown leaves nothing in the account but a protected table", func(t *testing.T) { teardown(t, h) })
 }
 
 // usageProtects tries to delete the claim's VPC, which a ClusterUsage

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -36,6 +38,30 @@ const (
 	exampleAppNS = "payments"
 )
 
+// keptClaim is a second AppInfrastructure of the example app, with
+// deletion protection on as the production overlay has it, which
+// extendApp adds to the staging overlay: its table is kept in AWS when the
+// claim goes, and the teardown does not wait for it (N13).
+const (
+	keptClaim = "payment-archive"
+	tableKind = "dynamodb.aws.upbound.io/Table"
+)
+
+// keptClaimFile is keptClaim as its team commits it.
+const keptClaimFile = `apiVersion: platform.eksfleet.io/v1alpha1
+kind: AppInfrastructure
+metadata:
+  name: ` + keptClaim + `
+spec:
+  serviceAccountName: payment-app
+  table:
+    hashKey: paymentId
+    hashKeyType: S
+    billingMode: PAY_PER_REQUEST
+    pointInTimeRecovery: false
+    deletionProtection: true
+`
+
 // ledgerLine names an account resource in the suite's messages: its kind,
 // its ID and the managed resource that made it.
 func ledgerLine(r aws.Resource) string { return r.Kind + " " + r.ID + " (" + r.Owner + ")" }
@@ -48,27 +74,32 @@ var spokeInfraKinds = []string{"NodeGroup", "Addon", "Cluster", "NATGateway", "E
 
 // teardown deletes the example claim as a pull request does (its file
 // removed from the claims folder) with the app running on the spoke, and
-// follows it until the account holds nothing of the spoke: the app's table,
-// queues and role are deleted by the spoke's own Crossplane while the
-// spoke's nodes and network still exist, then the rest (what the account
-// holds of another claim, if any, is not counted); the node group and its
-// add-ons, which the first bootstrap step holds (namespaced Usages of
-// cluster-scoped objects), go only after that step.
+// follows it until the account holds nothing of the spoke but the
+// protected table of keptClaim: the app's table, queues and role are
+// deleted by the spoke's own Crossplane while the spoke's nodes and network
+// still exist, then the rest (what the account holds of another claim, if
+// any, is not counted); the node group and its add-ons, which the first
+// bootstrap step holds (namespaced Usages of cluster-scoped objects), go
+// only after that step. The protected table is orphaned, never asked to be
+// deleted: DynamoDB would refuse, and the teardown would wait on it.
 func teardown(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
-	exposeApp(t, h)
+	extendApp(t, h)
 	other := map[string]bool{}
+	kept := map[string]aws.Resource{}
 	var app []string
 	for _, r := range h.Account.All() {
 		switch {
-		case strings.HasPrefix(r.Owner, exampleApp), r.Kind == aws.LoadBalancerKind:
+		case strings.HasPrefix(r.Owner, keptClaim+"-") && r.Kind == tableKind:
+			kept[r.Kind+"/"+r.ID] = r
+		case strings.HasPrefix(r.Owner, exampleApp+"-"), strings.HasPrefix(r.Owner, keptClaim+"-"), r.Kind == aws.LoadBalancerKind:
 			app = append(app, r.Kind+" "+r.ID)
 		case !strings.HasPrefix(r.Owner, claimName+"-"):
 			other[r.Kind+"/"+r.ID] = true
 		}
 	}
-	if len(app) == 0 {
-		t.Fatalf("the account holds nothing of the app before the teardown")
+	if len(app) == 0 || len(kept) != 1 {
+		t.Fatalf("before the teardown the account holds of the app %v, and of %s's table %v (want one)", app, keptClaim, kept)
 	}
 	if err := os.Remove(filepath.Join(h.Repo.Work, filepath.FromSlash(claimFile))); err != nil {
 		t.Fatal(err)
@@ -96,7 +127,7 @@ func teardown(t *testing.T, h *e2e.Hub) {
 		}
 		left = nil
 		for _, r := range h.Account.All() {
-			if !other[r.Kind+"/"+r.ID] {
+			if _, keep := kept[r.Kind+"/"+r.ID]; !keep && !other[r.Kind+"/"+r.ID] {
 				left = append(left, ledgerLine(r))
 			}
 		}
@@ -104,11 +135,32 @@ func teardown(t *testing.T, h *e2e.Hub) {
 		return len(left) == 0 && apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
-		_, s, _ := stepsReady(ctx, h, claimName, "")
-		t.Fatalf("the claim's teardown did not end: %v\nleft in the account: %s\nhub steps:\n%s\nthe spoke:\n%s\nits load balancer controller: %v",
-			err, strings.Join(left, "\n"), s, fluxState(ctx, h.EKS[claimName].Cluster), h.EKS[claimName].LoadBalancers.Errors())
+		var steps []string
+		for _, st := range compose.BootstrapSteps() {
+			if gone, ok := stepGone[st.Part]; ok {
+				steps = append(steps, fmt.Sprintf("%s gone after %s", compose.BootstrapName(claimName, st.Part), gone))
+				continue
+			}
+			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, st.Part), metav1.GetOptions{})
+			if err != nil {
+				steps = append(steps, fmt.Sprintf("%s: %v", compose.BootstrapName(claimName, st.Part), err))
+				continue
+			}
+			line := o.GetName()
+			if d := o.GetDeletionTimestamp(); d != nil {
+				line += " (deleting since " + d.Format(time.TimeOnly) + ")"
+			}
+			ready, reason, msg := condition(o, "Ready")
+			steps = append(steps, fmt.Sprintf("%s Ready=%s %s: %s", line, ready, reason, msg))
+		}
+		t.Fatalf("the claim's teardown did not end: %v\nleft in the account: %s\nAWS refused: %s\nhub steps:\n%s\nthe spoke:\n%s\nits load balancer controller: %v",
+			err, strings.Join(left, "\n"), strings.Join(refusals(h.Account.Log()), "\n"), strings.Join(steps, "\n"),
+			fluxState(ctx, h.EKS[claimName].Cluster), h.EKS[claimName].LoadBalancers.Errors())
 	}
-	t.Logf("claim removed from Git to nothing of it left in the account: %s", time.Since(start))
+	t.Logf("claim removed from Git to nothing of it left in the account but %s's protected table: %s", keptClaim, time.Since(start))
+	if err := keptTable(h.Account.Log(), h.Account.Find(tableKind, nil), slices.Collect(maps.Values(kept))); err != nil {
+		t.Errorf("%v\n%s", err, strings.Join(h.Account.Log(), "\n"))
+	}
 	var timeline []string
 	for _, st := range compose.BootstrapSteps() {
 		timeline = append(timeline, fmt.Sprintf("%s-%s gone after %s", claimName, st.Part, stepGone[st.Part]))
@@ -135,6 +187,48 @@ func teardown(t *testing.T, h *e2e.Hub) {
 	}
 	sort.Strings(app)
 	t.Logf("the app's resources, deleted first: %s", fmt.Sprint(app))
+}
+
+// refusals are the deletes the account refused, each once, with AWS's
+// reason (the ledger's log, without its times).
+func refusals(log []string) []string {
+	var out []string
+	for _, l := range log {
+		if _, r, ok := strings.Cut(l, " refuse delete "); ok && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// keptTable checks what the teardown left of a protected table (kept
+// as the account held it before): still in the account (tables), its
+// deletion protection on, and orphaned by the spoke's Crossplane without a
+// delete being asked of AWS (log, the ledger's).
+func keptTable(log []string, tables, kept []aws.Resource) error {
+	var errs []error
+	for _, k := range kept {
+		kind, id := k.Kind, k.ID
+		i := slices.IndexFunc(tables, func(r aws.Resource) bool { return r.Kind == kind && r.ID == id })
+		if i < 0 {
+			errs = append(errs, fmt.Errorf("%s %s, protected, was deleted: want it kept", kind, id))
+			continue
+		}
+		if on, _ := tables[i].Attrs["deletionProtectionEnabled"].(bool); !on {
+			errs = append(errs, fmt.Errorf("%s %s kept without its deletion protection", kind, id))
+		}
+		var orphaned bool
+		for _, l := range log {
+			if strings.Contains(l, "refuse delete "+kind+" "+id+":") {
+				errs = append(errs, fmt.Errorf("%s %s: a delete was asked of AWS (%s); want deletionPolicy Orphan", kind, id, l))
+			}
+			orphaned = orphaned || strings.Contains(l, "orphan "+kind+" "+id+" ")
+		}
+		if !orphaned {
+			errs = append(errs, fmt.Errorf("%s %s was never orphaned by its managed resource", kind, id))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // appBeforeInfra checks the teardown's order: every app resource ("Kind
@@ -216,6 +310,55 @@ func TestTeardownOrderCheck(t *testing.T) {
 	}
 }
 
+// The kept-table check fails when a protected table was deleted, lost its
+// protection, or was asked of AWS to be deleted rather than orphaned.
+func TestKeptTableCheck(t *testing.T) {
+	table := aws.Resource{Kind: tableKind, ID: "t", Attrs: map[string]any{"deletionProtectionEnabled": true}}
+	unprotected := aws.Resource{Kind: tableKind, ID: "t", Attrs: map[string]any{"deletionProtectionEnabled": false}}
+	const (
+		orphan  = "12:00:01.000 orphan " + tableKind + " t (deletionPolicy Orphan)"
+		refused = "12:00:00.000 refuse delete " + tableKind + " t: deletion protection"
+	)
+	cases := map[string]struct {
+		reason string
+		log    []string
+		tables []aws.Resource
+		want   string // a substring of the error; empty: none
+	}{
+		"Orphaned":    {reason: "the managed resource orphaned the table", log: []string{orphan}, tables: []aws.Resource{table}},
+		"Deleted":     {reason: "the table is gone", log: []string{orphan}, want: "was deleted: want it kept"},
+		"Unprotected": {reason: "the table's protection was turned off", log: []string{orphan}, tables: []aws.Resource{unprotected}, want: "without its deletion protection"},
+		"DeleteAsked": {reason: "a delete was asked first and refused (deletionPolicy Delete at first)", log: []string{refused, orphan}, tables: []aws.Resource{table},
+			want: "a delete was asked of AWS"},
+		"NeverOrphaned": {reason: "the managed resource never went", tables: []aws.Resource{table}, want: "never orphaned"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := keptTable(tc.log, tc.tables, []aws.Resource{table})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s: %v", tc.reason, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s: error %v, want one with %q", tc.reason, err, tc.want)
+			}
+		})
+	}
+}
+
+// The teardown's failure names each refused delete once, with AWS's reason.
+func TestRefusals(t *testing.T) {
+	log := []string{
+		"12:00:00.000 create " + tableKind + " t (owner)",
+		"12:00:01.000 refuse delete " + tableKind + " t: deletion protection",
+		"12:00:02.000 refuse delete " + tableKind + " t: deletion protection",
+		"12:00:03.000 refuse delete ec2.aws.upbound.io/VPC vpc-1: used by subnet-1",
+	}
+	want := []string{tableKind + " t: deletion protection", "ec2.aws.upbound.io/VPC vpc-1: used by subnet-1"}
+	if got := refusals(log); !slices.Equal(got, want) {
+		t.Errorf("refusals = %q, want %q", got, want)
+	}
+}
+
 // appNLB is a Service of the example app that asks the load balancer
 // controller for a network load balancer (the annotations its docs give),
 // which teardown adds to the app's staging overlay.
@@ -237,21 +380,24 @@ spec:
       protocol: TCP
 `
 
-// exposeApp commits a type LoadBalancer Service to the example app, as its
-// team would, and waits until the spoke's load balancer controller has
-// made its load balancer in the spoke's subnets.
-func exposeApp(t *testing.T, h *e2e.Hub) {
+// extendApp commits a type LoadBalancer Service and keptClaim to the
+// example app, as its team would, and waits until the spoke's load
+// balancer controller has made its load balancer in the spoke's subnets
+// and keptClaim reports its table protected, as AWS reports it.
+func extendApp(t *testing.T, h *e2e.Hub) {
 	t.Helper()
 	ctx := context.Background()
 	eks := h.EKS[claimName]
 	dir := filepath.Dir(appOverlay)
-	if err := os.WriteFile(filepath.Join(h.Repo.Work, filepath.FromSlash(dir), "service-nlb.yaml"), []byte(appNLB), 0o644); err != nil {
+	for file, text := range map[string]string{"service-nlb.yaml": appNLB, "appinfrastructure-archive.yaml": keptClaimFile} {
+		if err := os.WriteFile(filepath.Join(h.Repo.Work, filepath.FromSlash(dir), file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Repo.Edit(appOverlay, "  - appinfrastructure.yaml\n", "  - appinfrastructure.yaml\n  - appinfrastructure-archive.yaml\n  - service-nlb.yaml\n"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Repo.Edit(appOverlay, "  - appinfrastructure.yaml\n", "  - appinfrastructure.yaml\n  - service-nlb.yaml\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Repo.Commit(exampleApp + ": a network load balancer"); err != nil {
+	if err := h.Repo.Commit(exampleApp + ": a network load balancer, a protected archive table"); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -281,6 +427,24 @@ func exposeApp(t *testing.T, h *e2e.Hub) {
 	}
 	t.Logf("load balancer %s in %v, %s after the commit", lbs[0].Name, subnets, time.Since(start).Truncate(time.Second))
 	checkLoadBalancerFence(t, h, lbs[0], subnets)
+
+	var reported any
+	var tables []aws.Resource
+	err = e2e.Poll(ctx, 2*time.Minute, func() (bool, error) {
+		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, keptClaim, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		reported, _, _ = unstructured.NestedFieldNoCopy(claim.Object, "status", "tableDeletionProtection")
+		name, _, _ := unstructured.NestedString(claim.Object, "status", "tableName")
+		tables = h.Account.Find(tableKind, func(r aws.Resource) bool { return name != "" && r.Name == name })
+		return reported == true && len(tables) == 1 && tables[0].Attrs["deletionProtectionEnabled"] == true, nil
+	})
+	if err != nil {
+		t.Fatalf("%s/%s does not report its table protected: status.tableDeletionProtection %v, its table %v: %v\nthe spoke:\n%s",
+			exampleAppNS, keptClaim, reported, tables, err, fluxState(ctx, eks.Cluster))
+	}
+	t.Logf("%s's table %s protected and reported so, %s after the commit", keptClaim, tables[0].ID, time.Since(start).Truncate(time.Second))
 }
 
 // checkLoadBalancerFence evaluates, with the real IAM evaluator, the

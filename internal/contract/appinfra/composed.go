@@ -46,6 +46,12 @@ type Expect struct {
 	// Partition, Region and AccountID place the claim's queues: the
 	// dead-letter queue admits exactly its own main queue as a source.
 	Partition, Region, AccountID string
+	// KeepTable: the claim asks for deletion protection
+	// (spec.table.deletionProtection) or AWS reports it on the table. The
+	// table is then composed with deletionPolicy Orphan: kept in AWS when
+	// the claim is deleted, where DynamoDB would refuse the delete and the
+	// claim's deletion would wait on it for good.
+	KeepTable bool
 	// Own holds the ARNs AWS reported for the table and queues (the
 	// observed resources of the render). Empty: a first render, before AWS
 	// answered; then the main queue and the role policy must not exist yet.
@@ -92,6 +98,15 @@ func CheckComposed(objs []*unstructured.Unstructured, e Expect) error {
 	}
 	if u := need(TemplateTable); u != nil {
 		eq("table name", u.GetAnnotations()[ExternalNameKey], TableName(e.EKSClusterName, e.Namespace, e.ClaimName))
+		want := "Delete"
+		if e.KeepTable {
+			want = "Orphan"
+		}
+		got := str(u, "spec", "deletionPolicy")
+		if got == "" {
+			got = "Delete" // Crossplane's default
+		}
+		eq(fmt.Sprintf("table deletionPolicy (deletion protection %v)", e.KeepTable), got, want)
 	}
 	// SQS lets any queue of the account name a queue as its dead-letter
 	// queue unless that queue's redriveAllowPolicy says otherwise: the

@@ -69,6 +69,12 @@ func TestCheckComposed(t *testing.T) {
 		wantErr string
 	}{
 		{name: "steady state", expect: expect},
+		{name: "protected table kept", expect: func() Expect { e := expect; e.KeepTable = true; return e }(),
+			edit: set(TemplateTable, []string{"spec", "deletionPolicy"}, "Orphan")},
+		{name: "protected table deleted with the claim", expect: func() Expect { e := expect; e.KeepTable = true; return e }(),
+			wantErr: `table deletionPolicy (deletion protection true) = "Delete", want "Orphan"`},
+		{name: "unprotected table orphaned", expect: expect, edit: set(TemplateTable, []string{"spec", "deletionPolicy"}, "Orphan"),
+			wantErr: `table deletionPolicy (deletion protection false) = "Orphan", want "Delete"`},
 		{name: "policy on every table", expect: expect,
 			edit:    set(TemplateRolePolicy, []string{"spec", "forProvider", "policy"}, goodPolicy("arn:aws:dynamodb:eu-west-1:111122223333:table/*", expect.Own.QueueARN, expect.Own.DeadLetterQueueARN)),
 			wantErr: "is not one of the app's own resources"},

@@ -86,7 +86,9 @@ func Expectation(claim *unstructured.Unstructured, vars map[string]string) (appi
 		return appinfra.Expect{}, fmt.Errorf("the cluster's substitution variables lack %v (the app-infra API needs %v)", missing, appinfra.Variables())
 	}
 	sa, _, _ := unstructured.NestedString(claim.Object, "spec", "serviceAccountName")
+	keep, _, _ := unstructured.NestedBool(claim.Object, "spec", "table", "deletionProtection")
 	return appinfra.Expect{
+		KeepTable: keep,
 		ClaimName: claim.GetName(), Namespace: claim.GetNamespace(), ServiceAccount: sa,
 		SpokeName: vars[spokeinfo.SpokeName], EKSClusterName: vars[spokeinfo.EKSClusterName], AppRolePrefix: vars[spokeinfo.AppRolePrefix],
 		BoundaryARN: vars[spokeinfo.BoundaryARN], OIDCIssuer: vars[spokeinfo.OIDCIssuer],
