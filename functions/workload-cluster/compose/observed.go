@@ -1,11 +1,11 @@
 package compose
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
 // atProvider is status.atProvider.<field> of an observed object (nil when
@@ -82,7 +82,7 @@ func (p Params) subnetIDs() []string {
 			if id == "" {
 				id = str(o, "metadata", "annotations", externalName)
 			}
-			if subnetID.MatchString(id) {
+			if spokeiam.IsSubnetID(id) {
 				ids = append(ids, id)
 			}
 		}
@@ -90,6 +90,3 @@ func (p Params) subnetIDs() []string {
 	slices.Sort(ids)
 	return ids
 }
-
-// subnetID is an EC2 subnet ID: 8 or 17 hexadecimal digits after subnet-.
-var subnetID = regexp.MustCompile(`^subnet-([0-9a-f]{8}|[0-9a-f]{17})$`)

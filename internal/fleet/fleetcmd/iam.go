@@ -21,16 +21,6 @@ import (
 // the real ones.
 var pendingIssuerID = strings.Repeat("X", 32)
 
-// pendingSubnetIDs stand for a spoke's subnets (a public and a private one
-// per zone), which EC2 assigns: 17 hex digits after subnet-, as EC2's are.
-func pendingSubnetIDs(zones int) []string {
-	var ids []string
-	for i := range 2 * zones {
-		ids = append(ids, fmt.Sprintf("subnet-%017x", i))
-	}
-	return ids
-}
-
 // iamReport is what `fleet iam` prints.
 type iamReport struct {
 	Hub       string         `json:"hub"`
@@ -135,7 +125,7 @@ func (a *app) iamReport(stackFile string, clusters []string) (*iamReport, error)
 			return nil, err
 		}
 		s := spokeFor(env, info, c.Claim.Metadata.Name, c.Claim.Spec.Region, c.Claim.Spec.AdminPrincipalARNs)
-		s.SubnetIDs = pendingSubnetIDs(c.Claim.Spec.AvailabilityZones)
+		s.SubnetIDs = spokeiam.PendingSubnetIDs(c.Claim.Spec.AvailabilityZones)
 		us, err := spokeiam.Usages(s)
 		if err != nil {
 			return nil, &exitError{code: ExitFailed, err: fmt.Errorf("%s: %w", c.Rel, err)}

@@ -1,7 +1,6 @@
 package spokeiam_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -26,9 +25,7 @@ func longest(p, r string) (hubiam.Env, spokeiam.Spoke, string, string) {
 		FluxRoleARN:      "arn:" + p + ":iam::123456789012:role/" + hubiam.FluxRoleName(env.HubName),
 		SealingSecretARN: secretARN, SealingKMSKeyARN: keyARN,
 	}
-	for i := range 2 * workloadcluster.MaxAvailabilityZones {
-		s.SubnetIDs = append(s.SubnetIDs, fmt.Sprintf("subnet-%017x", i))
-	}
+	s.SubnetIDs = spokeiam.PendingSubnetIDs(workloadcluster.MaxAvailabilityZones)
 	return env, s, secretARN, keyARN
 }
 

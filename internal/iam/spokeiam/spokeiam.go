@@ -10,6 +10,7 @@ package spokeiam
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
@@ -333,6 +334,24 @@ func SubnetFence(subnetIDs []string) []policydoc.Statement {
 
 // SubnetConditionKey holds the subnet IDs a load balancer request names.
 const SubnetConditionKey = "elasticloadbalancing:Subnet"
+
+// subnetID is an EC2 subnet ID: 8 or 17 hexadecimal digits after subnet-.
+var subnetID = regexp.MustCompile(`^subnet-([0-9a-f]{8}|[0-9a-f]{17})$`)
+
+// IsSubnetID reports whether id is an EC2 subnet ID, which alone may enter
+// SubnetFence (a name Crossplane defaulted, or nothing yet, does not).
+func IsSubnetID(id string) bool { return subnetID.MatchString(id) }
+
+// PendingSubnetIDs stand for a spoke's subnets (a public and a private one
+// per zone) before EC2 assigns them: 17 hexadecimal digits, as EC2's are,
+// so the documents built with them have their real sizes.
+func PendingSubnetIDs(zones int) []string {
+	var ids []string
+	for i := range 2 * zones {
+		ids = append(ids, fmt.Sprintf("subnet-%017x", i))
+	}
+	return ids
+}
 
 // LoadBalancerControllerPolicy is the AWS Load Balancer Controller's
 // published IAM policy of the pinned release (versions.AWSLoadBalancerController,

@@ -188,3 +188,44 @@ func TestRolesCarryTheFenceTags(t *testing.T) {
 		t.Error("one spoke's minted-role prefix covers another's")
 	}
 }
+
+// Only an EC2 subnet ID may enter the subnet fence.
+func TestIsSubnetID(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		id     string
+		want   bool
+	}{
+		"Long":       {reason: "EC2's IDs since 2018: 17 hex digits", id: "subnet-0123456789abcdef0", want: true},
+		"Short":      {reason: "EC2's older IDs: 8 hex digits", id: "subnet-0123abcd", want: true},
+		"Empty":      {reason: "not reported yet", id: ""},
+		"Name":       {reason: "a managed resource's name Crossplane defaulted as its external name", id: "apps-staging-private-a"},
+		"Upper":      {reason: "EC2 writes hex in lower case", id: "subnet-0123456789ABCDEF0"},
+		"WrongWidth": {reason: "neither 8 nor 17 digits", id: "subnet-0123456789"},
+		"Other":      {reason: "another EC2 resource", id: "vpc-0123456789abcdef0"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := IsSubnetID(tc.id); got != tc.want {
+				t.Errorf("%s: IsSubnetID(%q) = %v, want %v", tc.reason, tc.id, got, tc.want)
+			}
+		})
+	}
+}
+
+// The placeholders fleet iam sizes documents with are real-shaped subnet
+// IDs, two per zone, all distinct.
+func TestPendingSubnetIDs(t *testing.T) {
+	ids := PendingSubnetIDs(workloadcluster.MaxAvailabilityZones)
+	if len(ids) != 2*workloadcluster.MaxAvailabilityZones {
+		t.Fatalf("%d IDs for %d zones, want %d", len(ids), workloadcluster.MaxAvailabilityZones, 2*workloadcluster.MaxAvailabilityZones)
+	}
+	for _, id := range ids {
+		if !IsSubnetID(id) || len(id) != len("subnet-")+17 {
+			t.Errorf("%q is not a 17-digit subnet ID", id)
+		}
+	}
+	if sorted := slices.Compact(slices.Sorted(slices.Values(ids))); len(sorted) != len(ids) {
+		t.Errorf("IDs repeat: %v", ids)
+	}
+}
