@@ -21,6 +21,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fn"
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/build/loopback"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
@@ -134,7 +135,7 @@ func functionTarget(ctx context.Context, repository, tag string) (string, error)
 	if s, ok := servers[f.Repository]; ok && s.alive() {
 		return s.target, nil
 	}
-	port, err := freePort()
+	port, err := loopback.Port()
 	if err != nil {
 		return "", err
 	}
@@ -240,15 +241,6 @@ func (p *process) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // errServerGone is returned when the render server died during a request.

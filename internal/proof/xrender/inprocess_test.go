@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gitops-fleet/eks-fleet/internal/build/loopback"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
 
@@ -60,7 +61,7 @@ func deployedBinary(tb testing.TB) string {
 func startBinary(tb testing.TB) string {
 	tb.Helper()
 	bin := deployedBinary(tb)
-	port, err := freePort()
+	port, err := loopback.Port()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/build/loopback"
 )
 
 // Cluster is one Kubernetes control plane: etcd on loopback, kube-apiserver
@@ -114,7 +115,7 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 	}
 	ports := make([]int, 6)
 	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
+		if ports[i], err = loopback.Port(); err != nil {
 			return nil, err
 		}
 	}

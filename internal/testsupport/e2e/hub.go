@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/build/loopback"
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
@@ -455,7 +456,7 @@ func StartFlux(ctx context.Context, dir, kubeconfig string, fluxObjects []*unstr
 		return started, err
 	}
 	port := func() (string, error) {
-		p, err := freePort()
+		p, err := loopback.Port()
 		return "127.0.0.1:" + strconv.Itoa(p), err
 	}
 	for _, tool := range tools {
