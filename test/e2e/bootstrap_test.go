@@ -264,7 +264,7 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
 		reads[e.Name] = e.Value
 	}
-	for env, kind := range map[string]string{"TABLE_NAME": "dynamodb.aws.upbound.io/Table", "QUEUE_NAME": "sqs.aws.upbound.io/Queue"} {
+	for env, kind := range map[string]string{"TABLE_NAME": tableKind, "QUEUE_NAME": "sqs.aws.upbound.io/Queue"} {
 		name := reads[env]
 		found := h.Account.Find(kind, func(r aws.Resource) bool { return r.Name == name || r.Attrs["name"] == name })
 		if name == "" || len(found) != 1 {
@@ -273,7 +273,7 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 	}
 	// The claim reports whether its table would be kept on deletion, as
 	// AWS reports the table.
-	tables := h.Account.Find("dynamodb.aws.upbound.io/Table", func(r aws.Resource) bool { return r.Name == reads["TABLE_NAME"] })
+	tables := h.Account.Find(tableKind, func(r aws.Resource) bool { return r.Name == reads["TABLE_NAME"] })
 	var kept, found bool
 	err = e2e.Poll(ctx, 30*time.Second, func() (bool, error) {
 		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})

@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -47,20 +49,24 @@ const (
 	tableKind = "dynamodb.aws.upbound.io/Table"
 )
 
-// keptClaimFile is keptClaim as its team commits it.
-const keptClaimFile = `apiVersion: platform.eksfleet.io/v1alpha1
-kind: AppInfrastructure
-metadata:
-  name: ` + keptClaim + `
-spec:
-  serviceAccountName: payment-app
-  table:
-    hashKey: paymentId
-    hashKeyType: S
-    billingMode: PAY_PER_REQUEST
-    pointInTimeRecovery: false
-    deletionProtection: true
-`
+// keptClaimFile is keptClaim as its team commits it: the app's staging
+// claim (stagingClaim, the overlay's file) renamed, without a queue, with
+// deletion protection on.
+func keptClaimFile(stagingClaim []byte) ([]byte, error) {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(stagingClaim, &u.Object); err != nil {
+		return nil, fmt.Errorf("the app's staging claim: %w", err)
+	}
+	if _, ok, _ := unstructured.NestedMap(u.Object, "spec", "table"); !ok || u.GetName() != exampleApp {
+		return nil, fmt.Errorf("the app's staging claim is not %s's with a table: %v", exampleApp, u.Object)
+	}
+	u.SetName(keptClaim)
+	unstructured.RemoveNestedField(u.Object, "spec", "queue")
+	if err := unstructured.SetNestedField(u.Object, true, "spec", "table", "deletionProtection"); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(u.Object)
+}
 
 // ledgerLine names an account resource in the suite's messages: its kind,
 // its ID and the managed resource that made it.
@@ -154,11 +160,11 @@ func teardown(t *testing.T, h *e2e.Hub) {
 			steps = append(steps, fmt.Sprintf("%s Ready=%s %s: %s", line, ready, reason, msg))
 		}
 		t.Fatalf("the claim's teardown did not end: %v\nleft in the account: %s\nAWS refused: %s\nhub steps:\n%s\nthe spoke:\n%s\nits load balancer controller: %v",
-			err, strings.Join(left, "\n"), strings.Join(refusals(h.Account.Log()), "\n"), strings.Join(steps, "\n"),
+			err, strings.Join(left, "\n"), strings.Join(refusals(h.Account.Refused()), "\n"), strings.Join(steps, "\n"),
 			fluxState(ctx, h.EKS[claimName].Cluster), h.EKS[claimName].LoadBalancers.Errors())
 	}
 	t.Logf("claim removed from Git to nothing of it left in the account but %s's protected table: %s", keptClaim, time.Since(start))
-	if err := keptTable(h.Account.Log(), h.Account.Find(tableKind, nil), slices.Collect(maps.Values(kept))); err != nil {
+	if err := keptTable(h.Account.Refused(), h.Account.Orphaned(), h.Account.Find(tableKind, nil), slices.Collect(maps.Values(kept))); err != nil {
 		t.Errorf("%v\n%s", err, strings.Join(h.Account.Log(), "\n"))
 	}
 	var timeline []string
@@ -190,12 +196,12 @@ func teardown(t *testing.T, h *e2e.Hub) {
 }
 
 // refusals are the deletes the account refused, each once, with AWS's
-// reason (the ledger's log, without its times).
-func refusals(log []string) []string {
+// reason.
+func refusals(refused []aws.Refusal) []string {
 	var out []string
-	for _, l := range log {
-		if _, r, ok := strings.Cut(l, " refuse delete "); ok && !slices.Contains(out, r) {
-			out = append(out, r)
+	for _, r := range refused {
+		if l := r.Kind + " " + r.ID + ": " + r.Reason; !slices.Contains(out, l) {
+			out = append(out, l)
 		}
 	}
 	return out
@@ -203,9 +209,9 @@ func refusals(log []string) []string {
 
 // keptTable checks what the teardown left of a protected table (kept
 // as the account held it before): still in the account (tables), its
-// deletion protection on, and orphaned by the spoke's Crossplane without a
-// delete being asked of AWS (log, the ledger's).
-func keptTable(log []string, tables, kept []aws.Resource) error {
+// deletion protection on, and orphaned by the spoke's Crossplane
+// (orphaned) without a delete being asked of AWS (refused).
+func keptTable(refused []aws.Refusal, orphaned []aws.Deletion, tables, kept []aws.Resource) error {
 	var errs []error
 	for _, k := range kept {
 		kind, id := k.Kind, k.ID
@@ -217,14 +223,10 @@ func keptTable(log []string, tables, kept []aws.Resource) error {
 		if on, _ := tables[i].Attrs["deletionProtectionEnabled"].(bool); !on {
 			errs = append(errs, fmt.Errorf("%s %s kept without its deletion protection", kind, id))
 		}
-		var orphaned bool
-		for _, l := range log {
-			if strings.Contains(l, "refuse delete "+kind+" "+id+":") {
-				errs = append(errs, fmt.Errorf("%s %s: a delete was asked of AWS (%s); want deletionPolicy Orphan", kind, id, l))
-			}
-			orphaned = orphaned || strings.Contains(l, "orphan "+kind+" "+id+" ")
+		if j := slices.IndexFunc(refused, func(r aws.Refusal) bool { return r.Kind == kind && r.ID == id }); j >= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: a delete was asked of AWS (refused: %s); want deletionPolicy Orphan", kind, id, refused[j].Reason))
 		}
-		if !orphaned {
+		if !slices.ContainsFunc(orphaned, func(o aws.Deletion) bool { return o.Kind == kind && o.ID == id }) {
 			errs = append(errs, fmt.Errorf("%s %s was never orphaned by its managed resource", kind, id))
 		}
 	}
@@ -315,26 +317,26 @@ func TestTeardownOrderCheck(t *testing.T) {
 func TestKeptTableCheck(t *testing.T) {
 	table := aws.Resource{Kind: tableKind, ID: "t", Attrs: map[string]any{"deletionProtectionEnabled": true}}
 	unprotected := aws.Resource{Kind: tableKind, ID: "t", Attrs: map[string]any{"deletionProtectionEnabled": false}}
-	const (
-		orphan  = "12:00:01.000 orphan " + tableKind + " t (deletionPolicy Orphan)"
-		refused = "12:00:00.000 refuse delete " + tableKind + " t: deletion protection"
-	)
+	orphan := []aws.Deletion{{Kind: tableKind, ID: "t"}}
+	refused := []aws.Refusal{{Kind: tableKind, ID: "t", Reason: "deletion protection"}}
 	cases := map[string]struct {
-		reason string
-		log    []string
-		tables []aws.Resource
-		want   string // a substring of the error; empty: none
+		reason   string
+		refused  []aws.Refusal
+		orphaned []aws.Deletion
+		tables   []aws.Resource
+		want     string // a substring of the error; empty: none
 	}{
-		"Orphaned":    {reason: "the managed resource orphaned the table", log: []string{orphan}, tables: []aws.Resource{table}},
-		"Deleted":     {reason: "the table is gone", log: []string{orphan}, want: "was deleted: want it kept"},
-		"Unprotected": {reason: "the table's protection was turned off", log: []string{orphan}, tables: []aws.Resource{unprotected}, want: "without its deletion protection"},
-		"DeleteAsked": {reason: "a delete was asked first and refused (deletionPolicy Delete at first)", log: []string{refused, orphan}, tables: []aws.Resource{table},
-			want: "a delete was asked of AWS"},
+		"Orphaned":    {reason: "the managed resource orphaned the table", orphaned: orphan, tables: []aws.Resource{table}},
+		"Deleted":     {reason: "the table is gone", orphaned: orphan, want: "was deleted: want it kept"},
+		"Unprotected": {reason: "the table's protection was turned off", orphaned: orphan, tables: []aws.Resource{unprotected}, want: "without its deletion protection"},
+		"DeleteAsked": {reason: "a delete was asked first and refused (deletionPolicy Delete at first)", refused: refused, orphaned: orphan, tables: []aws.Resource{table},
+			want: "a delete was asked of AWS (refused: deletion protection)"},
+		"OtherOrphaned": {reason: "another table orphaned is not this one", orphaned: []aws.Deletion{{Kind: tableKind, ID: "u"}}, tables: []aws.Resource{table}, want: "never orphaned"},
 		"NeverOrphaned": {reason: "the managed resource never went", tables: []aws.Resource{table}, want: "never orphaned"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := keptTable(tc.log, tc.tables, []aws.Resource{table})
+			err := keptTable(tc.refused, tc.orphaned, tc.tables, []aws.Resource{table})
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("%s: %v", tc.reason, err)
@@ -347,15 +349,14 @@ func TestKeptTableCheck(t *testing.T) {
 
 // The teardown's failure names each refused delete once, with AWS's reason.
 func TestRefusals(t *testing.T) {
-	log := []string{
-		"12:00:00.000 create " + tableKind + " t (owner)",
-		"12:00:01.000 refuse delete " + tableKind + " t: deletion protection",
-		"12:00:02.000 refuse delete " + tableKind + " t: deletion protection",
-		"12:00:03.000 refuse delete ec2.aws.upbound.io/VPC vpc-1: used by subnet-1",
+	refused := []aws.Refusal{
+		{Kind: tableKind, ID: "t", Reason: "deletion protection"},
+		{Kind: tableKind, ID: "t", Reason: "deletion protection"},
+		{Kind: "ec2.aws.upbound.io/VPC", ID: "vpc-1", Reason: "used by subnet-1"},
 	}
 	want := []string{tableKind + " t: deletion protection", "ec2.aws.upbound.io/VPC vpc-1: used by subnet-1"}
-	if got := refusals(log); !slices.Equal(got, want) {
-		t.Errorf("refusals = %q, want %q", got, want)
+	if diff := cmp.Diff(want, refusals(refused)); diff != "" {
+		t.Errorf("refusals: -want +got:\n%s", diff)
 	}
 }
 
@@ -388,9 +389,17 @@ func extendApp(t *testing.T, h *e2e.Hub) {
 	t.Helper()
 	ctx := context.Background()
 	eks := h.EKS[claimName]
-	dir := filepath.Dir(appOverlay)
-	for file, text := range map[string]string{"service-nlb.yaml": appNLB, "appinfrastructure-archive.yaml": keptClaimFile} {
-		if err := os.WriteFile(filepath.Join(h.Repo.Work, filepath.FromSlash(dir), file), []byte(text), 0o644); err != nil {
+	dir := filepath.Join(h.Repo.Work, filepath.FromSlash(filepath.Dir(appOverlay)))
+	staging, err := os.ReadFile(filepath.Join(dir, "appinfrastructure.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, err := keptClaimFile(staging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, text := range map[string][]byte{"service-nlb.yaml": []byte(appNLB), "appinfrastructure-archive.yaml": archive} {
+		if err := os.WriteFile(filepath.Join(dir, file), text, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -403,7 +412,7 @@ func extendApp(t *testing.T, h *e2e.Hub) {
 	start := time.Now()
 	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
 	var lbs []aws.Resource
-	err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err = e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		lbs = h.Account.Find(aws.LoadBalancerKind, func(r aws.Resource) bool { return r.Owner == "service payments/payment-app-nlb" })
 		return len(lbs) == 1, nil
 	})
@@ -517,5 +526,51 @@ func checkLoadBalancerFence(t *testing.T, h *e2e.Hub, lb aws.Resource, subnets [
 		if r.Decision != want[r.ID] {
 			t.Errorf("the controller's CreateLoadBalancer %s (%s): %s %v, want %s", lb.Name, r.ID, r.Decision, r.Errors, want[r.ID])
 		}
+	}
+}
+
+// The protected claim is the app's staging claim renamed, without its
+// queue, with deletion protection on; anything else is refused.
+func TestKeptClaimFile(t *testing.T) {
+	staging, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(filepath.Dir(appOverlay)), "appinfrastructure.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		reason  string
+		staging []byte
+		want    string
+		wantErr bool
+	}{
+		"StagingOverlay": {
+			reason:  "the overlay's claim, renamed, its queue dropped, its table protected",
+			staging: staging,
+			want: `apiVersion: platform.eksfleet.io/v1alpha1
+kind: AppInfrastructure
+metadata:
+  name: payment-archive
+spec:
+  serviceAccountName: payment-app
+  table:
+    billingMode: PAY_PER_REQUEST
+    deletionProtection: true
+    hashKey: paymentId
+    hashKeyType: S
+    pointInTimeRecovery: false
+`,
+		},
+		"NoTable":  {reason: "a claim without a table has nothing to keep", staging: []byte("kind: AppInfrastructure\nmetadata:\n  name: payment-app\nspec: {}\n"), wantErr: true},
+		"OtherApp": {reason: "another app's claim is not the example app's", staging: []byte("kind: AppInfrastructure\nmetadata:\n  name: orders\nspec:\n  table: {hashKey: id}\n"), wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := keptClaimFile(tc.staging)
+			if gotErr := err != nil; gotErr != tc.wantErr {
+				t.Fatalf("%s: error %v, want error %v", tc.reason, err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); !tc.wantErr && diff != "" {
+				t.Errorf("%s: -want +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

@@ -345,19 +345,19 @@ func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) err
 	id, _ := p.identity(tf, u, arguments(fp))
 	if r := p.Ledger.get(kind, id); r != nil && id != "" {
 		if policy == "Orphan" {
-			p.Ledger.note("orphan %s %s (deletionPolicy Orphan)", kind, id)
+			p.Ledger.orphan(kind, id)
 		} else {
 			if protected, _ := r.Attrs["deletionProtectionEnabled"].(bool); protected && tf == "aws_dynamodb_table" {
 				// DynamoDB DeleteTable on a table with deletion
 				// protection, in AWS's words
 				mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, deletionProtected)))
-				p.Ledger.note("refuse delete %s %s: deletion protection", kind, id)
+				p.Ledger.refuse(kind, id, "deletion protection")
 				return p.writeStatus(ctx, before, u)
 			}
 			if msg, ok := inUseRefusal[tf]; ok {
 				if users := p.Ledger.usersOf(r); len(users) > 0 {
 					mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, fmt.Sprintf(msg, id))))
-					p.Ledger.note("refuse delete %s %s: used by %s", kind, id, strings.Join(users, ", "))
+					p.Ledger.refuse(kind, id, "used by "+strings.Join(users, ", "))
 					return p.writeStatus(ctx, before, u)
 				}
 			}

@@ -18,7 +18,9 @@
 //     "cannot resolve references"), the external name written after a
 //     create again on the latest object when the update conflicts
 //     (api.go:283-301, RetryingCriticalAnnotationUpdater), deletionPolicy
-//     Orphan leaving the external resource;
+//     Orphan leaving the external resource: the finalizer removed without
+//     observing or deleting it (lines 1029-1057; policies.go:245-270,
+//     ShouldDelete false for Orphan with the default management policy "*");
 //   - crossplane-runtime v2.4.0 pkg/reference/reference.go: a value already
 //     set is not resolved again unless the reference's policy is Always
 //     (IsNoOp, lines 212-237); a reference names its target, a selector

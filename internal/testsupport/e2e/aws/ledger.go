@@ -45,17 +45,26 @@ func (r Resource) Reported(key string, now time.Time) any {
 
 // Ledger is what exists in the account, and what happened to it.
 type Ledger struct {
-	mu      sync.Mutex
-	res     map[string]*Resource // Kind/ID
-	log     []string
-	deleted []Deletion
-	calls   map[string]int
+	mu       sync.Mutex
+	res      map[string]*Resource // Kind/ID
+	log      []string
+	deleted  []Deletion
+	orphaned []Deletion
+	refused  []Refusal
+	calls    map[string]int
 }
 
-// Deletion is one resource deleted from the account, and when.
+// Deletion is one resource deleted from the account, or left in it by a
+// managed resource's deletionPolicy Orphan, and when.
 type Deletion struct {
 	Kind, ID string
 	At       time.Time
+}
+
+// Refusal is one delete AWS refused, with its reason, and when.
+type Refusal struct {
+	Kind, ID, Reason string
+	At               time.Time
 }
 
 // NewLedger returns an empty account.
@@ -78,9 +87,15 @@ func (l *Ledger) remove(kind, id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.res, kind+"/"+id)
+	l.deleted = append(l.deleted, l.logged("delete", kind, id, ""))
+}
+
+// logged logs "<time> <verb> <kind> <id><detail>" and returns kind/id at
+// that time; l.mu is held.
+func (l *Ledger) logged(verb, kind, id, detail string) Deletion {
 	now := time.Now()
-	l.deleted = append(l.deleted, Deletion{Kind: kind, ID: id, At: now})
-	l.log = append(l.log, fmt.Sprintf("%s delete %s %s", now.Format("15:04:05.000"), kind, id))
+	l.log = append(l.log, fmt.Sprintf("%s %s %s %s%s", now.Format("15:04:05.000"), verb, kind, id, detail))
+	return Deletion{Kind: kind, ID: id, At: now}
 }
 
 // Deletions returns the resources deleted, in order.
@@ -88,6 +103,38 @@ func (l *Ledger) Deletions() []Deletion {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]Deletion(nil), l.deleted...)
+}
+
+// orphan records that a managed resource went and left its resource in
+// the account ("<time> orphan <kind> <id> (deletionPolicy Orphan)").
+func (l *Ledger) orphan(kind, id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.orphaned = append(l.orphaned, l.logged("orphan", kind, id, " (deletionPolicy Orphan)"))
+}
+
+// Orphaned returns the resources managed resources left in the account
+// as they went (deletionPolicy Orphan), in order.
+func (l *Ledger) Orphaned() []Deletion {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Deletion(nil), l.orphaned...)
+}
+
+// refuse records a delete AWS refused ("<time> refuse delete <kind> <id>:
+// <reason>").
+func (l *Ledger) refuse(kind, id, reason string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := l.logged("refuse delete", kind, id, ": "+reason)
+	l.refused = append(l.refused, Refusal{Kind: kind, ID: id, Reason: reason, At: d.At})
+}
+
+// Refused returns the deletes AWS refused, in order, each time it did.
+func (l *Ledger) Refused() []Refusal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Refusal(nil), l.refused...)
 }
 
 func (l *Ledger) note(format string, args ...any) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -347,6 +348,27 @@ func TestProviderRefusesDeletingAProtectedTable(t *testing.T) {
 				if st, msg := cond(left, "Synced"); st != "False" || msg != tc.want {
 					t.Errorf("%s: Synced=%s %q, want False %q", tc.reason, st, msg, tc.want)
 				}
+			}
+			var refused, orphaned []string
+			for _, r := range p.Ledger.Refused() {
+				refused = append(refused, r.Kind+" "+r.ID+": "+r.Reason)
+			}
+			for _, o := range p.Ledger.Orphaned() {
+				orphaned = append(orphaned, o.Kind+" "+o.ID)
+			}
+			var wantRefused, wantOrphaned []string
+			if tc.want != "" {
+				// the delete was asked on each of the two passes
+				wantRefused = []string{"dynamodb.aws.upbound.io/Table orders: deletion protection", "dynamodb.aws.upbound.io/Table orders: deletion protection"}
+			}
+			if tc.orphan {
+				wantOrphaned = []string{"dynamodb.aws.upbound.io/Table orders"}
+			}
+			if diff := cmp.Diff(wantRefused, refused); diff != "" {
+				t.Errorf("%s: Refused: -want +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(wantOrphaned, orphaned); diff != "" {
+				t.Errorf("%s: Orphaned: -want +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
