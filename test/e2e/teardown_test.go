@@ -437,7 +437,10 @@ func extendApp(t *testing.T, h *e2e.Hub) {
 	t.Logf("load balancer %s in %v, %s after the commit", lbs[0].Name, subnets, time.Since(start).Truncate(time.Second))
 	checkLoadBalancerFence(t, h, lbs[0], subnets)
 
+	// Ready too: every resource of the claim is in the account before the
+	// teardown, so the teardown's order covers them all.
 	var reported any
+	var ready, reason, msg string
 	var tables []aws.Resource
 	err = e2e.Poll(ctx, 2*time.Minute, func() (bool, error) {
 		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, keptClaim, metav1.GetOptions{})
@@ -445,15 +448,16 @@ func extendApp(t *testing.T, h *e2e.Hub) {
 			return false, nil
 		}
 		reported, _, _ = unstructured.NestedFieldNoCopy(claim.Object, "status", "tableDeletionProtection")
+		ready, reason, msg = condition(claim, "Ready")
 		name, _, _ := unstructured.NestedString(claim.Object, "status", "tableName")
 		tables = h.Account.Find(tableKind, func(r aws.Resource) bool { return name != "" && r.Name == name })
-		return reported == true && len(tables) == 1 && tables[0].Attrs["deletionProtectionEnabled"] == true, nil
+		return reported == true && ready == "True" && len(tables) == 1 && tables[0].Attrs["deletionProtectionEnabled"] == true, nil
 	})
 	if err != nil {
-		t.Fatalf("%s/%s does not report its table protected: status.tableDeletionProtection %v, its table %v: %v\nthe spoke:\n%s",
-			exampleAppNS, keptClaim, reported, tables, err, fluxState(ctx, eks.Cluster))
+		t.Fatalf("%s/%s is not Ready with its table protected: Ready=%s %s: %s, status.tableDeletionProtection %v, its table %v: %v\nthe spoke:\n%s",
+			exampleAppNS, keptClaim, ready, reason, msg, reported, tables, err, fluxState(ctx, eks.Cluster))
 	}
-	t.Logf("%s's table %s protected and reported so, %s after the commit", keptClaim, tables[0].ID, time.Since(start).Truncate(time.Second))
+	t.Logf("%s Ready, its table %s protected and reported so, %s after the commit", keptClaim, tables[0].ID, time.Since(start).Truncate(time.Second))
 }
 
 // checkLoadBalancerFence evaluates, with the real IAM evaluator, the

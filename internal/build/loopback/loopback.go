@@ -1,6 +1,7 @@
 // Package loopback hands out TCP ports on 127.0.0.1 for the upstream
-// binaries the proof and the real-controller suite run as processes (etcd,
-// kube-apiserver, Flux's controllers, composition functions).
+// binaries the proof (and so `fleet validate`) and the real-controller
+// suite run as processes (composition functions, etcd, kube-apiserver,
+// Flux's controllers).
 //
 // A port found by binding port 0 and closing the listener is free only
 // until the kernel hands it out again, and it does: to the next listener
@@ -9,11 +10,12 @@
 // in CI on 27 Nov 2026: the hub's etcd lost its port to another test's HTTP
 // server, and kube-apiserver spoke gRPC to that server until it gave up.
 //
-// So a port here is taken below the kernel's ephemeral range
+// So a port here is taken outside the kernel's ephemeral range
 // (net.ipv4.ip_local_port_range), which neither binding port 0 nor an
-// outgoing connection uses; it is never handed out twice by one Allocator;
-// and it is locked (flock on a file per port) for the life of the process,
-// so two test processes on one machine never share one. A port something
+// outgoing connection uses (below it where there is room); it is never
+// handed out twice by one Allocator; and it is locked (flock on a file per
+// port, under a directory per user) for the life of the process, so two of
+// the user's processes on one machine never share one. A port something
 // else listens on already is skipped.
 package loopback
 
@@ -112,23 +114,27 @@ func (a *Allocator) lock(p int) (*os.File, error) {
 	return f, nil
 }
 
-// Below returns the ports from lowest up to the ephemeral range described
-// by ip_local_port_range's content ("32768\t60999\n").
-func Below(ipLocalPortRange string) (lo, hi int, err error) {
+// Range returns the ports to hand out given ip_local_port_range's content
+// ("32768\t60999\n"): from lowest up to the ephemeral range, or else above
+// it, whichever holds a thousand ports (far more than a run uses: the
+// real-controller suite takes about a hundred); on a machine whose
+// ephemeral range leaves neither, or whose range cannot be read, every
+// port from lowest up, where only the kernel's own picks can race.
+func Range(ipLocalPortRange string) (lo, hi int) {
+	const enough = 1000
 	f := strings.Fields(ipLocalPortRange)
-	if len(f) != 2 {
-		return 0, 0, fmt.Errorf("ip_local_port_range %q: want two ports", ipLocalPortRange)
+	if len(f) == 2 {
+		first, err1 := strconv.Atoi(f[0])
+		last, err2 := strconv.Atoi(f[1])
+		switch {
+		case err1 != nil || err2 != nil || first > last:
+		case first-lowest >= enough:
+			return lowest, first
+		case 65535-last >= enough:
+			return last + 1, 65536
+		}
 	}
-	first, err := strconv.Atoi(f[0])
-	if err != nil {
-		return 0, 0, fmt.Errorf("ip_local_port_range %q: %w", ipLocalPortRange, err)
-	}
-	// A thousand ports are far more than a run uses (the real-controller
-	// suite takes about a hundred).
-	if first-lowest < 1000 {
-		return 0, 0, fmt.Errorf("ip_local_port_range %q leaves fewer than 1000 ports between %d and the ephemeral range", ipLocalPortRange, lowest)
-	}
-	return lowest, first, nil
+	return lowest, 65536
 }
 
 var (
@@ -137,22 +143,15 @@ var (
 	defaultErr  error
 )
 
-// Port returns a port from this process's Allocator: below the kernel's
-// ephemeral range, from a random start so processes seldom probe the same
-// ports, locked under the temporary directory.
+// Port returns a port from this process's Allocator: outside the kernel's
+// ephemeral range (Range), from a random start so processes seldom probe
+// the same ports, locked under the temporary directory (one directory per
+// user: another user's could not be written).
 func Port() (int, error) {
 	defaultOnce.Do(func() {
-		b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-		if err != nil {
-			defaultErr = fmt.Errorf("read the ephemeral port range: %w", err)
-			return
-		}
-		lo, hi, err := Below(string(b))
-		if err != nil {
-			defaultErr = err
-			return
-		}
-		defaultA, defaultErr = NewAllocator(lo, hi, lo+rand.IntN(hi-lo), filepath.Join(os.TempDir(), "eks-fleet-loopback-ports"))
+		b, _ := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range") // unread: Range falls back
+		lo, hi := Range(string(b))
+		defaultA, defaultErr = NewAllocator(lo, hi, lo+rand.IntN(hi-lo), filepath.Join(os.TempDir(), "eks-fleet-loopback-ports-"+strconv.Itoa(os.Getuid())))
 	})
 	if defaultErr != nil {
 		return 0, defaultErr

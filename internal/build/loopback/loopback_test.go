@@ -9,47 +9,26 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestBelow(t *testing.T) {
+func TestRange(t *testing.T) {
+	// Linux's default range is 32768-60999.
 	cases := map[string]struct {
 		reason  string
 		content string
 		lo, hi  int
-		wantErr bool
 	}{
-		"Default": {
-			reason:  "Linux's default range leaves 10000 up to 32768.",
-			content: "32768\t60999\n",
-			lo:      10000, hi: 32768,
-		},
-		"Widened": {
-			reason:  "A range widened down to 15000 leaves 10000 up to 15000.",
-			content: "15000 65000",
-			lo:      10000, hi: 15000,
-		},
-		"TooLow": {
-			reason:  "A range starting at 1024 leaves nothing below it to hand out.",
-			content: "1024\t65000\n",
-			wantErr: true,
-		},
-		"OneField": {
-			reason:  "The file holds two ports.",
-			content: "32768\n",
-			wantErr: true,
-		},
-		"NotANumber": {
-			reason:  "The first field is a port number.",
-			content: "low high",
-			wantErr: true,
-		},
+		"Default":    {reason: "the default range leaves 10000 up to 32768", content: "32768\t60999\n", lo: 10000, hi: 32768},
+		"Widened":    {reason: "a range widened down to 15000 leaves 10000 up to 15000", content: "15000 65000", lo: 10000, hi: 15000},
+		"LowRange":   {reason: "a range of 1024-49151 leaves nothing below it: above it, then", content: "1024\t49151\n", lo: 49152, hi: 65536},
+		"WholeRange": {reason: "a range of every port leaves no room: every port from 10000", content: "1024 65535", lo: 10000, hi: 65536},
+		"OneField":   {reason: "a file of one port is not understood: every port from 10000", content: "32768\n", lo: 10000, hi: 65536},
+		"Unread":     {reason: "no file (another kernel): every port from 10000", content: "", lo: 10000, hi: 65536},
+		"NotANumber": {reason: "fields that are not ports are not understood", content: "low high", lo: 10000, hi: 65536},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			lo, hi, err := Below(tc.content)
-			if gotErr := err != nil; gotErr != tc.wantErr {
-				t.Fatalf("%s\nBelow(%q): error %v, want error %v", tc.reason, tc.content, err, tc.wantErr)
-			}
-			if diff := cmp.Diff([2]int{tc.lo, tc.hi}, [2]int{lo, hi}); !tc.wantErr && diff != "" {
-				t.Errorf("%s\nBelow(%q): -want +got:\n%s", tc.reason, tc.content, diff)
+			lo, hi := Range(tc.content)
+			if diff := cmp.Diff([2]int{tc.lo, tc.hi}, [2]int{lo, hi}); diff != "" {
+				t.Errorf("%s\nRange(%q): -want +got:\n%s", tc.reason, tc.content, diff)
 			}
 		})
 	}
@@ -170,23 +149,20 @@ func TestNewAllocatorErrors(t *testing.T) {
 	}
 }
 
-func TestPortIsBelowTheEphemeralRange(t *testing.T) {
+func TestPortIsOutsideTheEphemeralRange(t *testing.T) {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ephemeral, err := Below(string(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lo, hi := Range(string(b))
 	seen := map[int]bool{}
 	for range 50 {
 		p, err := Port()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p < lowest || p >= ephemeral {
-			t.Errorf("Port() = %d, want one in [%d, %d): below the ephemeral range", p, lowest, ephemeral)
+		if p < lo || p >= hi {
+			t.Errorf("Port() = %d, want one in [%d, %d): outside the ephemeral range %q", p, lo, hi, b)
 		}
 		if seen[p] {
 			t.Errorf("Port() handed out %d twice", p)
