@@ -50,7 +50,8 @@ const (
 )
 
 // keptClaimFile is keptClaim as its team commits it: the app's staging
-// claim (stagingClaim, the overlay's file) renamed, without a queue, with
+// claim (stagingClaim, the overlay's file) renamed, without its queue
+// settings (the API's defaults apply: its queues are still composed), with
 // deletion protection on.
 func keptClaimFile(stagingClaim []byte) ([]byte, error) {
 	u := &unstructured.Unstructured{}
@@ -534,7 +535,7 @@ func checkLoadBalancerFence(t *testing.T, h *e2e.Hub, lb aws.Resource, subnets [
 }
 
 // The protected claim is the app's staging claim renamed, without its
-// queue, with deletion protection on; anything else is refused.
+// queue settings, with deletion protection on; anything else is refused.
 func TestKeptClaimFile(t *testing.T) {
 	staging, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(filepath.Dir(appOverlay)), "appinfrastructure.yaml"))
 	if err != nil {
@@ -547,7 +548,7 @@ func TestKeptClaimFile(t *testing.T) {
 		wantErr bool
 	}{
 		"StagingOverlay": {
-			reason:  "the overlay's claim, renamed, its queue dropped, its table protected",
+			reason:  "the overlay's claim, renamed, its queue settings dropped, its table protected",
 			staging: staging,
 			want: `apiVersion: platform.eksfleet.io/v1alpha1
 kind: AppInfrastructure

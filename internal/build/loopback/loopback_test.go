@@ -34,9 +34,9 @@ func TestRange(t *testing.T) {
 	}
 }
 
-// busyRange returns n consecutive ports below the ephemeral range that
+// freeRun returns n consecutive ports below the ephemeral range that
 // nothing listens on now, so a test can reason about which it gets.
-func busyRange(t *testing.T, n int) int {
+func freeRun(t *testing.T, n int) int {
 	t.Helper()
 	for p := 20000; p < 32000; p += n {
 		free := true
@@ -70,7 +70,7 @@ func ports(t *testing.T, a *Allocator, n int) []int {
 }
 
 func TestAllocator(t *testing.T) {
-	p := busyRange(t, 4)
+	p := freeRun(t, 4)
 	cases := map[string]struct {
 		reason string
 		// listen is the ports something listens on during the test.

@@ -47,10 +47,12 @@ type Expect struct {
 	// dead-letter queue admits exactly its own main queue as a source.
 	Partition, Region, AccountID string
 	// KeepTable: the claim asks for deletion protection
-	// (spec.table.deletionProtection) or AWS reports it on the table. The
-	// table is then composed with deletionPolicy Orphan: kept in AWS when
-	// the claim is deleted, where DynamoDB would refuse the delete and the
-	// claim's deletion would wait on it for good.
+	// (spec.table.deletionProtection). The table is then composed with
+	// deletionPolicy Orphan: kept in AWS when the claim is deleted, where
+	// DynamoDB would refuse the delete and the claim's deletion would wait
+	// on it for good. (The Composition also keeps it while AWS still
+	// reports protection, status.tableDeletionProtection, which a render
+	// from Git does not hold.)
 	KeepTable bool
 	// Own holds the ARNs AWS reported for the table and queues (the
 	// observed resources of the render). Empty: a first render, before AWS
