@@ -103,6 +103,14 @@ func startStepClock(ctx context.Context, h *e2e.Hub) *stepClock {
 	return c
 }
 
+// first is when step part was first seen Ready.
+func (c *stepClock) first(part string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.at[part]
+	return at, ok
+}
+
 // since lists when each step was first Ready, counted from the moment the
 // stand-in account reported the EKS cluster eksName ACTIVE (when the
 // function composes the bootstrap).
@@ -318,11 +326,23 @@ func fluxState(ctx context.Context, c *e2e.Cluster) string {
 	return strings.Join(lines, "\n")
 }
 
-// commitResealedKey reseals the example spoke's deploy key as `fleet
-// cluster add` does, with this environment's certificate and the Git
-// server's host keys, lets the Git server accept it, commits it and asks
-// the hub to look at once.
+// commitResealedKey writes the example spoke's resealed deploy key
+// (writeResealedKey), commits it and asks the hub to look at once.
 func commitResealedKey(t *testing.T, h *e2e.Hub) *deploykey.Key {
+	t.Helper()
+	key := writeResealedKey(t, h)
+	if err := h.Repo.Commit(claimName + ": deploy key sealed for this environment"); err != nil {
+		t.Fatal(err)
+	}
+	requestReconcile(t, h)
+	return key
+}
+
+// writeResealedKey reseals the example spoke's deploy key as `fleet
+// cluster add` does, with this environment's certificate and the Git
+// server's host keys, lets the Git server accept it and writes it to the
+// Git work tree.
+func writeResealedKey(t *testing.T, h *e2e.Hub) *deploykey.Key {
 	t.Helper()
 	sealed, key := sealDeployKey(t, h)
 	if err := h.Git.Authorize(key.Public); err != nil {
@@ -332,10 +352,6 @@ func commitResealedKey(t *testing.T, h *e2e.Hub) *deploykey.Key {
 	if err := os.WriteFile(filepath.Join(h.Repo.Work, rel), sealed, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Repo.Commit(claimName + ": deploy key sealed for this environment"); err != nil {
-		t.Fatal(err)
-	}
-	requestReconcile(t, h)
 	return key
 }
 

@@ -2,14 +2,18 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 )
@@ -27,22 +31,35 @@ var awsCreateTimes = map[string]time.Duration{
 
 const leadTimeScale = 30
 
-// leadTimeClaim is the claim the lead-time scenario merges.
-const leadTimeClaim = "lead-time"
+// nodeGroupTaint keeps the played spoke's node from taking pods while the
+// stand-in creates its node group: on AWS no node joins the cluster before
+// then, so nothing the bootstrap installs runs earlier.
+const nodeGroupTaint = "eksfleet.io/e2e-node-group-creating"
 
-// leadTime merges a second claim, as a team's pull request does, with the
-// stand-in's create times set to AWS's scaled down, and measures merge to
-// every composed AWS resource Ready: how much of it is AWS's own create
-// time and how much the orchestration (Flux, Crossplane, the function and
-// the provider reacting) adds. The orchestration's share is absolute
-// seconds, so the estimate on AWS is AWS's create times plus it. It also
-// requires that EKS refused nothing on the way (no node group or add-on
-// before the cluster is active, no version out of order). The spoke's
-// bootstrap (the hub's Flux reaching the spoke) is not part of it: no spoke
-// cluster is played for this claim; the bootstrap's share is measured on
-// the example spoke (spokeBootstrap).
+// leadTime merges the example claim into a hub at rest (it came up
+// without it: withoutExampleClaim) as `fleet cluster add`'s pull request
+// does: the claim listed and its deploy key sealed for this environment,
+// in one commit. The stand-in's create times are AWS's scaled down, and
+// the played spoke's node takes no pod until the stand-in reports the
+// node group ACTIVE (holdNodes). It measures, in one run, merge to the
+// spoke's own Flux fetching the repository with its unsealed key (its
+// GitRepository Ready: from there the spoke runs by itself), step by step,
+// and splits it into AWS's create times and what orchestration adds (Flux,
+// Crossplane, the function, the provider reacting, the bootstrap); then on
+// to the spoke's tools Ready (the sync step). EKS must refuse nothing on
+// the way, and no bootstrap step that installs a release may be Ready
+// before the node group is.
 func leadTime(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
+	eks := h.EKS[claimName]
+	if eks == nil {
+		t.Fatalf("the suite plays no EKS cluster for %s", claimName)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- the spoke's EKS cluster\n%s", eks.Logs())
+		}
+	})
 	for tf, d := range awsCreateTimes {
 		h.AWS.SetReadyAfter(tf, d/leadTimeScale)
 	}
@@ -52,65 +69,180 @@ func leadTime(t *testing.T, h *e2e.Hub) {
 		}
 	}()
 	refusedBefore := len(h.AWS.Refusals())
-
-	// The example claim renamed, with its own network (what `fleet
-	// cluster add` would write differs only in the defaults it picks).
-	const name = leadTimeClaim
-	addClaim(t, h, name, "10.21.0.0/16")
-	merged := time.Now()
-	requestReconcile(t, h)
-	if err := claimComposedOf(ctx, h, name, 5*time.Minute); err != nil {
+	env, err := h.HubEnv()
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := time.Now()
+	eksName := spokeiam.ClusterName(env, claimName)
+	holdCtx, cancelHold := context.WithCancel(ctx)
+	defer cancelHold()
+	joined := holdNodes(holdCtx, t, h, eks, eksName)
 
-	one := func(kind string) aws.Resource {
+	writeResealedKey(t, h)
+	listClaim(t, h, claimName)
+	if err := h.Repo.Commit("add " + claimName); err != nil {
+		t.Fatal(err)
+	}
+	merged := time.Now()
+	clock := startStepClock(holdCtx, h)
+	requestReconcile(t, h)
+
+	last, err := waitCondition(ctx, eks.Cluster, gitRepositories, "flux-system", "flux-system", "Ready", 10*time.Minute, isTrue)
+	if err != nil {
+		_, s, _ := stepsReady(ctx, h, claimName, "")
+		t.Fatalf("the spoke's own GitRepository is not Ready: %v (last: %s)\nhub steps:\n%s", err, last, s)
+	}
+	sourceReady := time.Now()
+	var nodesJoined time.Time
+	select {
+	case nodesJoined = <-joined:
+	case <-time.After(time.Minute):
+	}
+	if nodesJoined.IsZero() {
+		t.Fatal("the spoke's source is Ready, yet its node was never let take pods")
+	}
+
+	one := func(kind string, of func(aws.Resource) bool) aws.Resource {
 		t.Helper()
-		// Tagged <hub>-<spoke> by the composition.
-		found := h.Account.Find(kind, func(r aws.Resource) bool { return strings.HasSuffix(r.Tags[fence.TagCluster], "-"+name) })
+		found := h.Account.Find(kind, of)
 		if len(found) != 1 {
-			t.Fatalf("%d %s of %s in the account", len(found), kind, name)
+			t.Fatalf("%d %s of %s in the account", len(found), kind, eksName)
 		}
 		return found[0]
 	}
-	cluster, nodes := one("eks.aws.upbound.io/Cluster"), one("eks.aws.upbound.io/NodeGroup")
+	cluster := one("eks.aws.upbound.io/Cluster", func(r aws.Resource) bool { return r.Name == eksName })
+	nodes := one("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
 	// When Flux applied the claim (the API server's creation time, to
 	// the second).
-	c, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, name, metav1.GetOptions{})
+	c, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	applied := c.GetCreationTimestamp().Time
-	awsPart := cluster.ReadyAt.Sub(cluster.Created) + nodes.ReadyAt.Sub(nodes.Created)
 	steps := []struct {
 		what     string
 		from, to time.Time
+		aws      bool
 	}{
-		{"merge to the claim on the hub (Flux)", merged, applied},
-		{"claim to the control plane's create call (Crossplane, the function; the log group and roles first)", applied, cluster.Created},
-		{"control plane active to the node group's create call", cluster.ReadyAt, nodes.Created},
-		{"node group active to every composed resource Ready", nodes.ReadyAt, done},
+		{what: "merge to the claim on the hub (Flux)", from: merged, to: applied},
+		{what: "claim to the control plane's create call (Crossplane, the function; the log group and roles first)", from: applied, to: cluster.Created},
+		{what: "the control plane created (AWS)", from: cluster.Created, to: cluster.ReadyAt, aws: true},
+		{what: "control plane active to the node group's create call", from: cluster.ReadyAt, to: nodes.Created},
+		{what: "the node group created (AWS)", from: nodes.Created, to: nodes.ReadyAt, aws: true},
+		{what: "node group active to the spoke's own source Ready (the bootstrap's steps)", from: nodes.ReadyAt, to: sourceReady},
 	}
-	var orchestration time.Duration
-	var report []string
-	for _, s := range steps {
-		orchestration += s.to.Sub(s.from)
-		report = append(report, fmt.Sprintf("%s: %s", s.what, s.to.Sub(s.from).Round(100*time.Millisecond)))
-	}
-	var onAWS time.Duration
+	var onAWS, awsPart, orchestration time.Duration
 	for _, d := range awsCreateTimes {
 		onAWS += d
 	}
-	t.Logf("merge to composed: %s, of which AWS's create times %s (1/%d of %s) and orchestration %s (%s); on AWS: about %s",
-		done.Sub(merged).Round(100*time.Millisecond), awsPart.Round(100*time.Millisecond), leadTimeScale, onAWS,
-		orchestration.Round(100*time.Millisecond), strings.Join(report, "; "), (onAWS + orchestration).Round(time.Second))
+	var report []string
+	for _, s := range steps {
+		if s.aws {
+			awsPart += s.to.Sub(s.from)
+		} else {
+			orchestration += s.to.Sub(s.from)
+		}
+		report = append(report, fmt.Sprintf("  %s: %s", s.what, s.to.Sub(s.from).Round(100*time.Millisecond)))
+	}
+	t.Logf("merge to the spoke's own source Ready: %s, of which AWS's create times %s (1/%d of %s) and orchestration %s; on AWS: about %s\n%s",
+		sourceReady.Sub(merged).Round(100*time.Millisecond), awsPart.Round(100*time.Millisecond), leadTimeScale, onAWS,
+		orchestration.Round(100*time.Millisecond), (onAWS + orchestration).Round(time.Second), strings.Join(report, "\n"))
+	t.Logf("the node took pods %s after the node group's create call; bootstrap steps first Ready, after the EKS cluster was ACTIVE:\n%s",
+		nodesJoined.Sub(nodes.Created).Round(100*time.Millisecond), clock.since(t, h, eksName))
+
+	// No step that installs a release onto the spoke was Ready before a
+	// node took its pods.
+	for _, s := range compose.BootstrapSteps() {
+		if at, ok := clock.first(s.Part); ok && s.Release != "" && at.Before(nodesJoined) {
+			t.Errorf("%s was Ready at %s, before the node group was ACTIVE (%s)", s.Part, at.Format(time.StampMilli), nodesJoined.Format(time.StampMilli))
+		}
+	}
 	if refused := h.AWS.Refusals()[refusedBefore:]; len(refused) > 0 {
 		var log []string
 		for _, l := range h.Account.Log() {
-			if strings.Contains(l, name) {
+			if strings.Contains(l, claimName) {
 				log = append(log, l)
 			}
 		}
-		t.Errorf("EKS refused calls on the way:\n%s\nthe account's log of %s:\n%s", strings.Join(refused, "\n"), name, strings.Join(log, "\n"))
+		t.Errorf("EKS refused calls on the way:\n%s\nthe account's log of %s:\n%s", strings.Join(refused, "\n"), claimName, strings.Join(log, "\n"))
 	}
+
+	// Then the spoke's tools: the sync step is Ready once spoke-tools is
+	// on the spoke (its own Crossplane, providers, load balancer
+	// controller).
+	var state string
+	err = e2e.Poll(ctx, 10*time.Minute, func() (bool, error) {
+		ok, s, err := stepsReady(ctx, h, claimName, "sync")
+		state = s
+		return ok, err
+	})
+	if err != nil {
+		t.Fatalf("bootstrap steps up to sync: %v\n%s\nthe spoke:\n%s", err, state, fluxState(ctx, eks.Cluster))
+	}
+	var toolsReady time.Time
+	if err := e2e.Poll(ctx, 10*time.Second, func() (bool, error) {
+		at, ok := clock.first("sync")
+		toolsReady = at
+		return ok, nil
+	}); err != nil {
+		t.Fatalf("the step clock never saw the sync step Ready: %v", err)
+	}
+	t.Logf("merge to the spoke's tools Ready (the sync step): %s", toolsReady.Sub(merged).Round(100*time.Millisecond))
+}
+
+// holdNodes taints every node of eks NoSchedule with nodeGroupTaint, and
+// takes the taint off once the stand-in account holds the node group of
+// the EKS cluster eksName and reports it ACTIVE; the channel then gets the
+// time. It gives up, sending nothing, when ctx ends.
+func holdNodes(ctx context.Context, t *testing.T, h *e2e.Hub, eks *e2e.EKS, eksName string) <-chan time.Time {
+	t.Helper()
+	nodes, err := eks.Cluster.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("the spoke's nodes: %v (%d)", err, len(nodes.Items))
+	}
+	patch := func(taints []corev1.Taint) error {
+		for _, n := range nodes.Items {
+			list, err := json.Marshal(taints)
+			if err != nil {
+				return err
+			}
+			b := fmt.Appendf(nil, `{"spec":{"taints":%s}}`, list)
+			if _, err := eks.Cluster.Kube.CoreV1().Nodes().Patch(context.Background(), n.Name, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
+				return fmt.Errorf("node %s: %w", n.Name, err)
+			}
+		}
+		return nil
+	}
+	if err := patch([]corev1.Taint{{Key: nodeGroupTaint, Effect: corev1.TaintEffectNoSchedule}}); err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan time.Time, 1)
+	go func() {
+		var readyAt time.Time
+		err := e2e.Poll(ctx, 15*time.Minute, func() (bool, error) {
+			found := h.Account.Find("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
+			if len(found) == 1 {
+				readyAt = found[0].ReadyAt
+			}
+			return len(found) == 1, nil
+		})
+		if err != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(readyAt)):
+		}
+		if err := patch(nil); err != nil {
+			return
+		}
+		out <- time.Now()
+	}()
+	return out
+}
+
+// nodeGroupOf selects the node groups of the EKS cluster eksName.
+func nodeGroupOf(eksName string) func(aws.Resource) bool {
+	return func(r aws.Resource) bool { return r.Attrs["clusterName"] == eksName }
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 )
@@ -31,13 +33,40 @@ func addClaim(t *testing.T, h *e2e.Hub, name, cidr string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(claim), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Repo.Edit(filepath.ToSlash(filepath.Join(filepath.Dir(claimFile), "kustomization.yaml")),
-		"  - apps-staging.yaml\n", "  - apps-staging.yaml\n  - "+name+".yaml\n"); err != nil {
-		t.Fatal(err)
-	}
+	listClaim(t, h, name)
 	if err := h.Repo.Commit("add " + name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// claimsListEntry is the line that lists the claims' namespace in the
+// claims folder's kustomization.yaml: every claim is listed after it.
+const claimsListEntry = "  - namespace.yaml\n"
+
+// listClaim lists the claim file name.yaml in the claims folder's
+// kustomization.yaml of h's work tree, as `fleet cluster add` does.
+func listClaim(t *testing.T, h *e2e.Hub, name string) {
+	t.Helper()
+	if err := h.Repo.Edit(filepath.ToSlash(filepath.Join(filepath.Dir(claimFile), "kustomization.yaml")),
+		claimsListEntry, claimsListEntry+"  - "+name+".yaml\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withoutExampleClaim removes the example claim from the claims folder's
+// list in the work tree work (a HubOptions.Edit): the hub comes up with no
+// spoke, and a scenario merges it later (leadTime).
+func withoutExampleClaim(work string) error {
+	path := filepath.Join(work, filepath.FromSlash(filepath.Dir(claimFile)), "kustomization.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	entry := "  - " + filepath.Base(claimFile) + "\n"
+	if !strings.Contains(string(b), entry) || !strings.Contains(string(b), claimsListEntry) {
+		return fmt.Errorf("%s lists no %q after %q; cannot take the example claim out of it:\n%s", path, entry, claimsListEntry, b)
+	}
+	return os.WriteFile(path, []byte(strings.Replace(string(b), entry, "", 1)), 0o644)
 }
 
 // kindsOf counts the account's resources of a claim by kind.
@@ -57,8 +86,8 @@ func kindsOf(acct *aws.Ledger, claim string) map[string]int {
 // function's process, as an OOM kill or a lost node does; the pods' restart
 // policy brings them back. The claim must still be composed to every
 // resource Ready, with exactly the resources of the same claim composed
-// without a restart (the lead-time claim's, kind by kind: nothing created
-// twice, nothing missing) and EKS refusing nothing. The providers are the
+// without a restart (like's, kind by kind: nothing created twice, nothing
+// missing) and EKS refusing nothing. The providers are the
 // stand-in's (their restart, and crossplane-runtime's external-create
 // bookkeeping across it, are not modelled).
 func restartMidCreate(t *testing.T, h *e2e.Hub, like string) {
@@ -134,5 +163,58 @@ func restartMidCreate(t *testing.T, h *e2e.Hub, like string) {
 	}
 	if refused := h.AWS.Refusals()[refusedBefore:]; len(refused) > 0 {
 		t.Errorf("EKS refused calls on the way:\n%s", strings.Join(refused, "\n"))
+	}
+}
+
+// The second hub's tree lists no claim; the edit refuses a list it cannot
+// take the example claim out of, or that listClaim could not add to.
+func TestWithoutExampleClaim(t *testing.T) {
+	rel := filepath.Join(filepath.FromSlash(filepath.Dir(claimFile)), "kustomization.yaml")
+	tree, err := os.ReadFile(filepath.Join("..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		reason  string
+		list    string
+		want    string
+		wantErr bool
+	}{
+		"TreeList": {
+			reason: "the tree's list, without the example claim",
+			list:   string(tree),
+			want: "# One WorkloadCluster claim per spoke (written by `fleet cluster add`,\n" +
+				"# checked by `fleet validate`). Deleting a file deletes that spoke, in order.\n" +
+				"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - namespace.yaml\n",
+		},
+		"NotListed":   {reason: "a list without the example claim has nothing to take out", list: "resources:\n  - namespace.yaml\n", wantErr: true},
+		"NoNamespace": {reason: "a list without the namespace entry leaves listClaim nowhere to add", list: "resources:\n  - apps-staging.yaml\n", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			work := t.TempDir()
+			path := filepath.Join(work, rel)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(tc.list), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := withoutExampleClaim(work)
+			if gotErr := err != nil; gotErr != tc.wantErr {
+				t.Fatalf("%s: error %v, want error %v", tc.reason, err, tc.wantErr)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if tc.wantErr {
+				want = tc.list
+			}
+			if diff := cmp.Diff(want, string(got)); diff != "" {
+				t.Errorf("%s: -want +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
