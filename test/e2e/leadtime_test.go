@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
@@ -47,8 +47,8 @@ const nodeGroupTaint = "eksfleet.io/e2e-node-group-creating"
 // and splits it into AWS's create times and what orchestration adds (Flux,
 // Crossplane, the function, the provider reacting, the bootstrap); then on
 // to the spoke's tools Ready (the sync step). EKS must refuse nothing on
-// the way, and no bootstrap step that installs a release may be Ready
-// before the node group is.
+// the way, and no pod may be scheduled on the spoke before the node group
+// is ACTIVE.
 func leadTime(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
 	eks := h.EKS[claimName]
@@ -93,14 +93,16 @@ func leadTime(t *testing.T, h *e2e.Hub) {
 		t.Fatalf("the spoke's own GitRepository is not Ready: %v (last: %s)\nhub steps:\n%s", err, last, s)
 	}
 	sourceReady := time.Now()
-	var nodesJoined time.Time
+	var held heldNodes
 	select {
-	case nodesJoined = <-joined:
+	case held = <-joined:
 	case <-time.After(time.Minute):
+		held.err = errors.New("the taint is still on a minute later")
 	}
-	if nodesJoined.IsZero() {
-		t.Fatal("the spoke's source is Ready, yet its node was never let take pods")
+	if held.err != nil {
+		t.Fatalf("the spoke's source is Ready, yet its node was never let take pods: %v", held.err)
 	}
+	nodesJoined := held.at
 
 	one := func(kind string, of func(aws.Resource) bool) aws.Resource {
 		t.Helper()
@@ -150,11 +152,21 @@ func leadTime(t *testing.T, h *e2e.Hub) {
 	t.Logf("the node took pods %s after the node group's create call; bootstrap steps first Ready, after the EKS cluster was ACTIVE:\n%s",
 		nodesJoined.Sub(nodes.Created).Round(100*time.Millisecond), clock.since(t, h, eksName))
 
-	// No step that installs a release onto the spoke was Ready before a
-	// node took its pods.
-	for _, s := range compose.BootstrapSteps() {
-		if at, ok := clock.first(s.Part); ok && s.Release != "" && at.Before(nodesJoined) {
-			t.Errorf("%s was Ready at %s, before the node group was ACTIVE (%s)", s.Part, at.Format(time.StampMilli), nodesJoined.Format(time.StampMilli))
+	// No pod on the spoke was scheduled before the node group was ACTIVE
+	// (the API server keeps the time to the second).
+	pods, err := eks.Cluster.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) == 0 {
+		t.Error("no pod on the spoke, yet its source is Ready")
+	}
+	for _, p := range pods.Items {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && c.LastTransitionTime.Time.Before(nodesJoined.Truncate(time.Second)) {
+				t.Errorf("pod %s/%s was scheduled at %s, before the node group was ACTIVE (%s)", p.Namespace, p.Name,
+					c.LastTransitionTime.Format(time.Stamp), nodesJoined.Format(time.StampMilli))
+			}
 		}
 	}
 	if refused := h.AWS.Refusals()[refusedBefore:]; len(refused) > 0 {
@@ -193,19 +205,23 @@ func leadTime(t *testing.T, h *e2e.Hub) {
 // holdNodes taints every node of eks NoSchedule with nodeGroupTaint, and
 // takes the taint off once the stand-in account holds the node group of
 // the EKS cluster eksName and reports it ACTIVE; the channel then gets the
-// time. It gives up, sending nothing, when ctx ends.
-func holdNodes(ctx context.Context, t *testing.T, h *e2e.Hub, eks *e2e.EKS, eksName string) <-chan time.Time {
+// time, or why the taint could not be taken off. It gives up, sending
+// nothing, when ctx ends.
+func holdNodes(ctx context.Context, t *testing.T, h *e2e.Hub, eks *e2e.EKS, eksName string) <-chan heldNodes {
 	t.Helper()
 	nodes, err := eks.Cluster.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil || len(nodes.Items) == 0 {
-		t.Fatalf("the spoke's nodes: %v (%d)", err, len(nodes.Items))
+	if err != nil {
+		t.Fatalf("the spoke's nodes: %v", err)
+	}
+	if len(nodes.Items) == 0 {
+		t.Fatal("the spoke has no node to hold")
 	}
 	patch := func(taints []corev1.Taint) error {
+		list, err := json.Marshal(taints)
+		if err != nil {
+			return err
+		}
 		for _, n := range nodes.Items {
-			list, err := json.Marshal(taints)
-			if err != nil {
-				return err
-			}
 			b := fmt.Appendf(nil, `{"spec":{"taints":%s}}`, list)
 			if _, err := eks.Cluster.Kube.CoreV1().Nodes().Patch(context.Background(), n.Name, types.MergePatchType, b, metav1.PatchOptions{}); err != nil {
 				return fmt.Errorf("node %s: %w", n.Name, err)
@@ -216,7 +232,7 @@ func holdNodes(ctx context.Context, t *testing.T, h *e2e.Hub, eks *e2e.EKS, eksN
 	if err := patch([]corev1.Taint{{Key: nodeGroupTaint, Effect: corev1.TaintEffectNoSchedule}}); err != nil {
 		t.Fatal(err)
 	}
-	out := make(chan time.Time, 1)
+	out := make(chan heldNodes, 1)
 	go func() {
 		var readyAt time.Time
 		err := e2e.Poll(ctx, 15*time.Minute, func() (bool, error) {
@@ -226,7 +242,11 @@ func holdNodes(ctx context.Context, t *testing.T, h *e2e.Hub, eks *e2e.EKS, eksN
 			}
 			return len(found) == 1, nil
 		})
+		if ctx.Err() != nil {
+			return
+		}
 		if err != nil {
+			out <- heldNodes{err: fmt.Errorf("no node group of %s in the account: %w", eksName, err)}
 			return
 		}
 		select {
@@ -235,11 +255,19 @@ func holdNodes(ctx context.Context, t *testing.T, h *e2e.Hub, eks *e2e.EKS, eksN
 		case <-time.After(time.Until(readyAt)):
 		}
 		if err := patch(nil); err != nil {
+			out <- heldNodes{err: fmt.Errorf("untaint: %w", err)}
 			return
 		}
-		out <- time.Now()
+		out <- heldNodes{at: time.Now()}
 	}()
 	return out
+}
+
+// heldNodes is when holdNodes let the nodes take pods again, or why it
+// could not.
+type heldNodes struct {
+	at  time.Time
+	err error
 }
 
 // nodeGroupOf selects the node groups of the EKS cluster eksName.
