@@ -182,15 +182,7 @@ func readyTransition(o *unstructured.Unstructured) time.Time {
 //     the repository with it.
 func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 	ctx := context.Background()
-	eks := h.EKS[claimName]
-	if eks == nil {
-		t.Fatalf("the suite plays no EKS cluster for %s", claimName)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("--- the spoke's EKS cluster\n%s", eks.Logs())
-		}
-	})
+	eks := playedSpoke(t, h)
 	start := time.Now()
 	var state string
 	err := e2e.Poll(ctx, 8*time.Minute, func() (bool, error) {
@@ -373,4 +365,21 @@ func sealDeployKey(t *testing.T, h *e2e.Hub) ([]byte, *deploykey.Key) {
 		t.Fatal(err)
 	}
 	return fleettree.DeployKeyContent(claimName, key.Public, sealed), key
+}
+
+// playedSpoke is the EKS cluster the suite plays for the example claim:
+// it fails the test when there is none, and logs the cluster's processes
+// when the test fails.
+func playedSpoke(t *testing.T, h *e2e.Hub) *e2e.EKS {
+	t.Helper()
+	eks := h.EKS[claimName]
+	if eks == nil {
+		t.Fatalf("the suite plays no EKS cluster for %s", claimName)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- the spoke's EKS cluster\n%s", eks.Logs())
+		}
+	})
+	return eks
 }

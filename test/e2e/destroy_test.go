@@ -399,10 +399,7 @@ func inventorySize(o *unstructured.Unstructured) int {
 // spoke's own Crossplane.
 func spokeWorkloadsRun(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
-	eks := h.EKS[claimName]
-	if eks == nil {
-		t.Fatalf("the suite plays no EKS cluster for %s", claimName)
-	}
+	eks := playedSpoke(t, h)
 	start := time.Now()
 	for _, part := range compose.BreakGlassParts() {
 		name := compose.BootstrapName(claimName, part)

@@ -51,15 +51,7 @@ const nodeGroupTaint = "eksfleet.io/e2e-node-group-creating"
 // is ACTIVE.
 func leadTime(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
-	eks := h.EKS[claimName]
-	if eks == nil {
-		t.Fatalf("the suite plays no EKS cluster for %s", claimName)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("--- the spoke's EKS cluster\n%s", eks.Logs())
-		}
-	})
+	eks := playedSpoke(t, h)
 	for tf, d := range awsCreateTimes {
 		h.AWS.SetReadyAfter(tf, d/leadTimeScale)
 	}
