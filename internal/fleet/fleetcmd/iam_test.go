@@ -62,7 +62,7 @@ func TestIAM(t *testing.T) {
 	})
 	t.Run("stack file names the hub", func(t *testing.T) {
 		r := f.run(testDeps(), "iam", "--stack", prod)
-		if r.code != 0 || !strings.Contains(r.stdout, hubiam.BoundaryPolicyName("prod")+" ") || !strings.Contains(r.stdout, `"Sid": "MintOnlySpoke"`) {
+		if r.code != 0 || !strings.Contains(r.stdout, hubiam.BoundaryPolicyName("prod")+" ") || !strings.Contains(r.stdout, `"aws:FederatedProvider"`) {
 			t.Errorf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})

@@ -388,9 +388,11 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 	data := cluster + fence.MintedRoleSeparator + "*"
 	// EC2, ELB and EKS ARNs name no account: none of them has
 	// resource-based policies, so a request can only reach the caller's own
-	// account's resources (and the boundary has no room to spare).
-	ec2 := func(r string) string { return fmt.Sprintf("arn:%s:ec2:*:*:%s", e.Partition, r) }
-	elbv2 := func(r string) string { return fmt.Sprintf("arn:%s:elasticloadbalancing:*:*:%s", e.Partition, r) }
+	// account's resources (and the boundary has no room to spare). EC2 and
+	// ELB ARNs name no partition either: a request's resources are always
+	// in its caller's.
+	ec2 := func(r string) string { return "arn:*:ec2:*:*:" + r }
+	elbv2 := func(r string) string { return "arn:*:elasticloadbalancing:*:*:" + r }
 	st := []policydoc.Statement{
 		{
 			// Reads IAM grants only on "*". No WAF, Shield or Cognito: the
@@ -489,7 +491,9 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 			Resource: minted, Condition: map[string]map[string]any{"StringEquals": {"iam:PermissionsBoundary": e.BoundaryARN()}}},
 		// Housekeeping, and tags other than the fence's own values.
 		policydoc.Statement{Effect: policydoc.Allow, Action: []string{
-			"iam:DeleteRole", "iam:GetRole*", "iam:List*", "iam:TagRole", "iam:UpdateAssumeRolePolicy", "iam:UpdateRole*",
+			// iam:Update*Role*: UpdateAssumeRolePolicy, UpdateRole and
+			// UpdateRoleDescription, in fewer characters
+			"iam:DeleteRole", "iam:GetRole*", "iam:List*", "iam:TagRole", "iam:Update*Role*",
 		}, Resource: minted, Condition: map[string]map[string]any{"StringEqualsIfExists": {
 			"aws:RequestTag/" + fence.TagSpoke: varSpoke, "aws:RequestTag/" + fence.TagCluster: varCluster, "aws:RequestTag/" + fence.TagOIDC: varOIDC,
 		}}},
@@ -498,6 +502,15 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 		// only the spoke's External Secrets role reads the sealing key
 		s.Sid = ""
 		s.Condition = mergeCond(s.Condition, "ArnEquals", "aws:PrincipalArn", e.iamARN("role/"+mine+"-eso"))
+		if slices.Contains(s.Action, "secretsmanager:GetSecretValue") {
+			// and only from the spoke's OIDC provider: a role named like
+			// a spoke's -eso that the hub's Crossplane made or re-trusted
+			// for itself gets no secret value (it could still trust a
+			// provider it made for an EKS cluster it controls: see
+			// docs/iam.md). Not on kms:Decrypt, which Secrets Manager
+			// calls on the caller's behalf.
+			s.Condition = mergeCond(s.Condition, "StringEquals", "aws:FederatedProvider", e.arn("iam", "", "oidc-provider/"+varOIDC))
+		}
 		st = append(st, s)
 	}
 	st = append(st, denyRolePaths(e), policydoc.Statement{
@@ -512,7 +525,7 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 		// A minted role works only for the spoke's own service accounts:
 		// whatever its trust says, its sessions are denied unless they came
 		// from the spoke's OIDC provider.
-		Sid: "MintOnlySpoke", Effect: policydoc.Deny, Action: []string{"*"}, Resource: []string{"*"},
+		Effect: policydoc.Deny, Action: []string{"*"}, Resource: []string{"*"},
 		Condition: map[string]map[string]any{
 			"ArnLike":         {"aws:PrincipalArn": e.MintedRoleARNPattern()},
 			"StringNotEquals": {"aws:FederatedProvider": e.arn("iam", "", "oidc-provider/"+varOIDC)},

@@ -502,7 +502,33 @@ func matrix(t *testing.T, b policydoc.Document, xp policydoc.Document) []expecta
 	for _, pr := range hubNeeds() {
 		add(xpSub, pr, true)
 	}
+	// A role named like a spoke's -eso that the hub's Crossplane made (it
+	// may: it makes every spoke's roles) or re-trusted for itself, holding
+	// every action: without the spoke's OIDC provider it gets no sealing
+	// key.
+	for _, provider := range []string{"", "arn:aws:iam::999988887777:oidc-provider/evil.example.com", spoke(hub, "pay-eu").OIDCProviderARN()} {
+		eso := hubMadeESO(spoke(hub, "pay"), b, provider)
+		add(eso, p("read the sealing key", "secretsmanager:GetSecretValue", secret), false)
+		add(eso, p("describe the sealing key", "secretsmanager:DescribeSecret", secret), false)
+	}
 	return out
+}
+
+// hubMadeESO is spoke s's -eso role, holding every action, used from
+// provider (empty: not federated).
+func hubMadeESO(s spokeiam.Spoke, boundary policydoc.Document, provider string) subject {
+	role := spokeiam.RoleARN(s.Hub, s.Name, spokeiam.RoleESO)
+	ctx := map[string]any{
+		"aws:PrincipalArn":                     role,
+		"aws:PrincipalTag/" + fence.TagSpoke:   s.Name,
+		"aws:PrincipalTag/" + fence.TagCluster: spokeiam.ClusterName(s.Hub, s.Name),
+		"aws:PrincipalTag/" + fence.TagOIDC:    s.OIDCIssuer,
+	}
+	if provider != "" {
+		ctx["aws:FederatedProvider"] = provider
+	}
+	return subject{name: s.Name + "/eso(" + provider + ")", arn: role,
+		identity: []iamsim.Policy{{Name: "everything", Policy: allowAll}}, boundary: &boundary, ctx: ctx}
 }
 
 func hubAttacks() []probe {
