@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 )
@@ -39,34 +40,42 @@ func addClaim(t *testing.T, h *e2e.Hub, name, cidr string) {
 	}
 }
 
-// claimsListEntry is the line that lists the claims' namespace in the
-// claims folder's kustomization.yaml: every claim is listed after it.
-const claimsListEntry = "  - namespace.yaml\n"
-
 // listClaim lists the claim file name.yaml in the claims folder's
-// kustomization.yaml of h's work tree, as `fleet cluster add` does.
+// kustomization.yaml of h's work tree, with the editor `fleet cluster add`
+// uses (kustfile.Add).
 func listClaim(t *testing.T, h *e2e.Hub, name string) {
 	t.Helper()
-	if err := h.Repo.Edit(filepath.ToSlash(filepath.Join(filepath.Dir(claimFile), "kustomization.yaml")),
-		claimsListEntry, claimsListEntry+"  - "+name+".yaml\n"); err != nil {
-		t.Fatal(err)
+	path := filepath.Join(h.Repo.Work, filepath.FromSlash(filepath.Dir(claimFile)), "kustomization.yaml")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		b, err = kustfile.Add(b, name+".yaml")
+	}
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		t.Fatalf("list %s: %v", name, err)
 	}
 }
 
 // withoutExampleClaim removes the example claim from the claims folder's
-// list in the work tree work (a HubOptions.Edit): the hub comes up with no
-// spoke, and a scenario merges it later (leadTime).
+// list in the work tree work (a HubOptions.Edit), with the editor `fleet
+// cluster remove` uses (kustfile.Remove): the hub comes up with no spoke,
+// and a scenario merges it later (leadTime).
 func withoutExampleClaim(work string) error {
 	path := filepath.Join(work, filepath.FromSlash(filepath.Dir(claimFile)), "kustomization.yaml")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	entry := "  - " + filepath.Base(claimFile) + "\n"
-	if !strings.Contains(string(b), entry) || !strings.Contains(string(b), claimsListEntry) {
-		return fmt.Errorf("%s lists no %q after %q; cannot take the example claim out of it:\n%s", path, entry, claimsListEntry, b)
+	out, found, err := kustfile.Remove(b, filepath.Base(claimFile))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return os.WriteFile(path, []byte(strings.Replace(string(b), entry, "", 1)), 0o644)
+	if !found {
+		return fmt.Errorf("%s does not list %s; cannot take the example claim out of it:\n%s", path, filepath.Base(claimFile), b)
+	}
+	return os.WriteFile(path, out, 0o644)
 }
 
 // kindsOf counts the account's resources of a claim by kind.
@@ -167,7 +176,7 @@ func restartMidCreate(t *testing.T, h *e2e.Hub, like string) {
 }
 
 // The second hub's tree lists no claim; the edit refuses a list it cannot
-// take the example claim out of, or that listClaim could not add to.
+// take the example claim out of.
 func TestWithoutExampleClaim(t *testing.T) {
 	rel := filepath.Join(filepath.FromSlash(filepath.Dir(claimFile)), "kustomization.yaml")
 	tree, err := os.ReadFile(filepath.Join("..", "..", rel))
@@ -187,8 +196,8 @@ func TestWithoutExampleClaim(t *testing.T) {
 				"# checked by `fleet validate`). Deleting a file deletes that spoke, in order.\n" +
 				"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - namespace.yaml\n",
 		},
-		"NotListed":   {reason: "a list without the example claim has nothing to take out", list: "resources:\n  - namespace.yaml\n", wantErr: true},
-		"NoNamespace": {reason: "a list without the namespace entry leaves listClaim nowhere to add", list: "resources:\n  - apps-staging.yaml\n", wantErr: true},
+		"NotListed": {reason: "a list without the example claim has nothing to take out", list: "resources:\n  - namespace.yaml\n", wantErr: true},
+		"NotAList":  {reason: "resources that are not a list cannot be edited", list: "resources: apps-staging.yaml\n", wantErr: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

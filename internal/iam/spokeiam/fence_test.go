@@ -130,9 +130,16 @@ func subjects(t *testing.T, s spokeiam.Spoke, boundary policydoc.Document) []sub
 // minted is a role A's Crossplane created (tags as the boundary forces),
 // holding every action, used from provider (empty: not federated).
 func minted(s spokeiam.Spoke, boundary policydoc.Document, provider string) subject {
-	name := spokeiam.AppRolePrefix(s.Hub, s.Name) + "anything"
+	arn := "arn:aws:iam::" + acct + ":role/" + spokeiam.AppRolePrefix(s.Hub, s.Name) + "anything"
+	return fencedRole(s, boundary, "minted", arn, provider)
+}
+
+// fencedRole is the role arn carrying spoke s's three fence tags and the
+// boundary, holding every action, used from provider (empty: not
+// federated).
+func fencedRole(s spokeiam.Spoke, boundary policydoc.Document, what, arn, provider string) subject {
 	ctx := map[string]any{
-		"aws:PrincipalArn":                     "arn:aws:iam::" + acct + ":role/" + name,
+		"aws:PrincipalArn":                     arn,
 		"aws:PrincipalTag/" + fence.TagSpoke:   s.Name,
 		"aws:PrincipalTag/" + fence.TagCluster: spokeiam.ClusterName(s.Hub, s.Name),
 		"aws:PrincipalTag/" + fence.TagOIDC:    s.OIDCIssuer,
@@ -140,7 +147,7 @@ func minted(s spokeiam.Spoke, boundary policydoc.Document, provider string) subj
 	if provider != "" {
 		ctx["aws:FederatedProvider"] = provider
 	}
-	return subject{name: s.Name + "/minted(" + provider + ")", arn: ctx["aws:PrincipalArn"].(string),
+	return subject{name: s.Name + "/" + what + "(" + provider + ")", arn: arn,
 		identity: []iamsim.Policy{{Name: "everything", Policy: allowAll}}, boundary: &boundary, ctx: ctx}
 }
 
@@ -507,28 +514,12 @@ func matrix(t *testing.T, b policydoc.Document, xp policydoc.Document) []expecta
 	// every action: without the spoke's OIDC provider it gets no sealing
 	// key.
 	for _, provider := range []string{"", "arn:aws:iam::999988887777:oidc-provider/evil.example.com", spoke(hub, "pay-eu").OIDCProviderARN()} {
-		eso := hubMadeESO(spoke(hub, "pay"), b, provider)
+		pay := spoke(hub, "pay")
+		eso := fencedRole(pay, b, "eso", spokeiam.RoleARN(pay.Hub, pay.Name, spokeiam.RoleESO), provider)
 		add(eso, p("read the sealing key", "secretsmanager:GetSecretValue", secret), false)
 		add(eso, p("describe the sealing key", "secretsmanager:DescribeSecret", secret), false)
 	}
 	return out
-}
-
-// hubMadeESO is spoke s's -eso role, holding every action, used from
-// provider (empty: not federated).
-func hubMadeESO(s spokeiam.Spoke, boundary policydoc.Document, provider string) subject {
-	role := spokeiam.RoleARN(s.Hub, s.Name, spokeiam.RoleESO)
-	ctx := map[string]any{
-		"aws:PrincipalArn":                     role,
-		"aws:PrincipalTag/" + fence.TagSpoke:   s.Name,
-		"aws:PrincipalTag/" + fence.TagCluster: spokeiam.ClusterName(s.Hub, s.Name),
-		"aws:PrincipalTag/" + fence.TagOIDC:    s.OIDCIssuer,
-	}
-	if provider != "" {
-		ctx["aws:FederatedProvider"] = provider
-	}
-	return subject{name: s.Name + "/eso(" + provider + ")", arn: role,
-		identity: []iamsim.Policy{{Name: "everything", Policy: allowAll}}, boundary: &boundary, ctx: ctx}
 }
 
 func hubAttacks() []probe {
