@@ -343,15 +343,16 @@ func TestPreview(t *testing.T) {
 	if a, b := up.SortedTypes(), pre.SortedTypes(); !slices.Equal(a, b) {
 		t.Fatalf("preview registered %v, up %v", b, a)
 	}
-	// The unknowns really reached dependents: the boundary policy's
-	// document needs the secret's ARN, unknown before the secret exists
-	// (the SDK's mock monitor drops unknown inputs, so it is absent).
-	bnd, bndUp := pre.One("aws:iam/policy:Policy", hub.BoundaryResource), up.One("aws:iam/policy:Policy", hub.BoundaryResource)
-	if _, ok := bnd.Inputs["policy"]; ok {
-		t.Errorf("boundary policy known in preview: %v", bnd.Inputs["policy"])
+	// The unknowns really reached dependents: the hub External Secrets
+	// policy's document needs the secret's ARN, unknown before the secret
+	// exists (the SDK's mock monitor drops unknown inputs, so it is
+	// absent).
+	eso, esoUp := pre.One("aws:iam/policy:Policy", hub.ESOResource), up.One("aws:iam/policy:Policy", hub.ESOResource)
+	if _, ok := eso.Inputs["policy"]; ok {
+		t.Errorf("External Secrets policy known in preview: %v", eso.Inputs["policy"])
 	}
-	if _, ok := bndUp.Inputs["policy"]; !ok {
-		t.Error("boundary policy missing on up")
+	if _, ok := esoUp.Inputs["policy"]; !ok {
+		t.Error("External Secrets policy missing on up")
 	}
 }
 

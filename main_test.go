@@ -286,20 +286,36 @@ func checkSealingKeyAccess(t *testing.T, m *mocks.Mocks, c stacks.Config) {
 		t.Errorf("sealing key policy does not only delegate to the account's IAM: %+v", doc.Statement)
 	}
 	keyARN := key.State["arn"].StringValue()
-	boundary := m.One("aws:iam/policy:Policy", hub.BoundaryResource)
-	bdoc, err := policydoc.Parse(boundary.Inputs["policy"].StringValue())
-	if err != nil {
-		t.Fatal(err)
+	parse := func(typ, name string) policydoc.Document {
+		r := m.One(typ, name)
+		if r == nil {
+			t.Fatalf("no %s %s", typ, name)
+		}
+		d, err := policydoc.Parse(r.Inputs["policy"].StringValue())
+		if err != nil {
+			t.Fatalf("%s %s: %v", typ, name, err)
+		}
+		return d
 	}
+	// The hub's External Secrets decrypts it, through Secrets Manager only.
+	eso := parse("aws:iam/policy:Policy", hub.ESOResource)
 	found := false
-	for _, st := range bdoc.Statement {
+	for _, st := range eso.Statement {
 		if st.Effect == policydoc.Allow && slices.Contains(st.Action, "kms:Decrypt") && slices.Equal(st.Resource, []string{keyARN}) &&
 			st.Condition["StringEquals"]["kms:ViaService"] == "secretsmanager."+c.Region+".amazonaws.com" {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("the spoke boundary does not allow kms:Decrypt on %s via Secrets Manager in %s: %+v", keyARN, c.Region, bdoc.Statement)
+		t.Errorf("the hub's External Secrets policy does not allow kms:Decrypt on %s via Secrets Manager in %s: %+v", keyARN, c.Region, eso.Statement)
+	}
+	// No spoke role does: the hub hands the spokes the keys.
+	for _, st := range parse("aws:iam/policy:Policy", hub.BoundaryResource).Statement {
+		for _, a := range st.Action {
+			if st.Effect == policydoc.Allow && (strings.HasPrefix(a, "kms:") || strings.HasPrefix(a, "secretsmanager:") || a == "*") {
+				t.Errorf("the spoke boundary allows %s on %v", a, st.Resource)
+			}
+		}
 	}
 }
 

@@ -108,7 +108,7 @@ func TestEachBadSettingIsNamed(t *testing.T) {
 		{"eks-fleet:gitKnownHosts", "gitlab.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl", []string{"eks-fleet:gitKnownHosts", "no line names github.com"}},
 		{"eks-fleet:gitKnownHosts", "github.com not-a-key", []string{"eks-fleet:gitKnownHosts"}},
 		{"eks-fleet:sealingSecretName", "bad name!", []string{"eks-fleet:sealingSecretName", `"bad name!"`}},
-		{"eks-fleet:sealingSecretName", strings.Repeat("s", 65), []string{"eks-fleet:sealingSecretName", "at most 64 characters", "6,144"}},
+		{"eks-fleet:sealingSecretName", strings.Repeat("s", 504), []string{"eks-fleet:sealingSecretName", "at most 503 characters", "AWS allows 512"}},
 		{"eks-fleet:sealingSecretRecoveryWindowDays", "31", []string{"eks-fleet:sealingSecretRecoveryWindowDays", `"31"`, "0 (delete at once) or 7 to 30"}},
 		{"eks-fleet:fluxConcurrency", "3", []string{"eks-fleet:fluxConcurrency", `"3"`, "4 to 200 workers per Flux controller"}},
 		{"eks-fleet:fluxConcurrency", "201", []string{"eks-fleet:fluxConcurrency", `"201"`, "4 to 200"}},

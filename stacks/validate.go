@@ -36,7 +36,7 @@ var (
 	branchRE   = regexp.MustCompile(`^[A-Za-z0-9._/-]+$`)
 	// The program appends "-" and 8 hex characters (sealingkeys.SuffixBytes):
 	// the name must leave room for them within Secrets Manager's 512.
-	secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,503}$`)
+	secretNameRE = regexp.MustCompile(fmt.Sprintf(`^[A-Za-z0-9/_+=.@-]{1,%d}$`, hubiam.MaxSealingSecretNameLength))
 )
 
 // Limits of the settings.
@@ -350,10 +350,7 @@ func (v *validator) fluxConcurrency(n int) {
 
 func (v *validator) sealing(c Config) {
 	if c.Sealing.SecretName != "" && !secretNameRE.MatchString(c.Sealing.SecretName) {
-		v.add(SealingSecretNameKey, c.Sealing.SecretName, "a Secrets Manager name: letters, digits and /_+=.@-, at most 503 characters (the program appends a 9-character suffix; AWS allows 512)")
-	} else if len(c.Sealing.SecretName) > hubiam.MaxSealingSecretNameLength {
-		// its ARN is in the spoke boundary, which IAM caps at 6,144 characters
-		v.add(SealingSecretNameKey, c.Sealing.SecretName, fmt.Sprintf("at most %d characters (the spoke permissions boundary must fit IAM's 6,144)", hubiam.MaxSealingSecretNameLength))
+		v.add(SealingSecretNameKey, c.Sealing.SecretName, fmt.Sprintf("a Secrets Manager name: letters, digits and /_+=.@-, at most %d characters (the program appends a 9-character suffix; AWS allows 512)", hubiam.MaxSealingSecretNameLength))
 	}
 	if w := c.Sealing.RecoveryWindowDays; w != 0 && (w < MinRecoveryWindow || w > MaxRecoveryWindow) {
 		v.add(SealingRecoveryWindowKey, strconv.Itoa(w), fmt.Sprintf("0 (delete at once) or %d to %d days", MinRecoveryWindow, MaxRecoveryWindow))

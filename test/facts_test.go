@@ -23,6 +23,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/appinfra"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
@@ -105,7 +106,7 @@ func TestFactsPlanted(t *testing.T) {
 		{"XRD default differs", "kubernetes-versions",
 			[]plant.Edit{{File: definition, Old: `default: "1.35"`, New: `default: "1.34"`}}, "default"},
 		{"ESO chart behind the release", "chart-versions",
-			[]plant.Edit{{File: "gitops-system/spoke-bootstrap/external-secrets/release.yaml", Old: `version: "` + versions.ExternalSecrets + `"`, New: `version: "0.0.1"`}}, "0.0.1"},
+			[]plant.Edit{{File: "gitops-system/infrastructure/external-secrets/release.yaml", Old: `version: "` + versions.ExternalSecrets + `"`, New: `version: "0.0.1"`}}, "0.0.1"},
 		{"image override on a chart that runs its own", "chart-versions",
 			[]plant.Edit{{File: "gitops-system/infrastructure/crossplane/release.yaml", Old: "  values:\n", New: "  values:\n    image:\n      tag: v2.2.0\n"}}, "image"},
 		{"LBC chart not in versions", "chart-versions",
@@ -462,7 +463,7 @@ func checkVariables(t *testing.T, tree string) []string {
 	}{
 		{"a hub file (substituteFrom cluster-info)", hub, append(clusterinfo.Names(), local(hub)...), func(string) bool { return true }},
 		{"a spoke-bootstrap file (cluster-info and the Composition's substitute)", append(bootstrap, "gitops-workloads/clusters"),
-			append(clusterinfo.Names(), spokeinfo.BootstrapNames()...), isBootstrap},
+			slices.Concat(clusterinfo.Names(), spokeinfo.BootstrapNames(), sealingkey.SpokeVariables()), isBootstrap},
 		{"a file the spoke's Flux applies (substituteFrom spoke-info)", spoke, append(spokeinfo.Names(), local(spoke)...),
 			func(rel string) bool { return !isBootstrap(rel) }},
 	}

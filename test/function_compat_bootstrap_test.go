@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -28,18 +29,38 @@ import (
 // composition-resource-name: the deploy-key step checks the deploy key on
 // the spoke by name instead of only what it applied, which is nothing when
 // the folder is empty, and it fails, rather than waits out its timeout, on a
-// key the spoke's Sealed Secrets cannot decrypt; the secret-store step
-// retries its early-failing first sync after 15s, not 1m (measured on the
-// real controllers: a minute of every new spoke's lead time); the hub-side
+// key the spoke's Sealed Secrets cannot decrypt; the hub-side
 // steps time out with their HelmRelease's install (5m, not 10m or 15m): a
 // claim deleted during their health check waited it out (measured on the
 // real controllers: 5 to 17 minutes of a `pulumi destroy`).
 var bootstrapFixed = map[string][]string{
 	compose.StepKeyPrefix + compose.DeployKeyPart: {"wait", "healthChecks", "healthCheckExprs"},
-	compose.StepKeyPrefix + "secret-store":        {"retryInterval"},
-	compose.StepKeyPrefix + "eso-controller":      {"timeout"},
 	compose.StepKeyPrefix + "sealed-secrets":      {"timeout"},
 	compose.StepKeyPrefix + "flux-operator":       {"timeout"},
+}
+
+// The steps the function replaced: the spoke ran its own External Secrets
+// (eso-controller, secret-store), reading the sealing keys with a role of
+// its own, which a role the hub's Crossplane can make could too (issue 24);
+// the hub now hands the keys over (sealing-keys). The Composition's two and
+// the function's one are compared by what they are, not field by field; a
+// Usage either holds by them is left out, and the variable only the
+// retired release read.
+var (
+	bootstrapRetired  = []string{"eso-controller", "secret-store"}
+	bootstrapReplaces = compose.SealingKeysPart
+	retiredVariable   = "SPOKE_ESO_ROLE_ARN"
+)
+
+// replacedStepObject reports whether key is a retired or replacing step,
+// or a Usage whose holder is one.
+func replacedStepObject(key string) bool {
+	for _, p := range append(slices.Clone(bootstrapRetired), bootstrapReplaces) {
+		if key == compose.StepKeyPrefix+p || strings.HasPrefix(key, "usage-") && strings.HasSuffix(key, "-by-"+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestFunctionBootstrapMatchesComposition renders the committed claim and a
@@ -95,10 +116,10 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 			// What AWS reported in the render (its fake provider status), as
 			// the Composition read it back: the VPC ID, the cluster ARN and
 			// the OIDC issuer. Everything else the function derives in Go.
-			if old[compose.KubeconfigKey] == nil || old["bootstrap-eso-controller"] == nil {
-				t.Fatal("Composition rendered no kubeconfig or first step")
+			if old[compose.KubeconfigKey] == nil || old["bootstrap-sync"] == nil {
+				t.Fatal("Composition rendered no kubeconfig or sync step")
 			}
-			sub, _, _ := unstructured.NestedStringMap(old["bootstrap-eso-controller"].Object, "spec", "postBuild", "substitute")
+			sub, _, _ := unstructured.NestedStringMap(old["bootstrap-sync"].Object, "spec", "postBuild", "substitute")
 			arn, _, _ := unstructured.NestedString(old[compose.KubeconfigKey].Object, "data", "cluster")
 			aws["vpc"] = compose.Object{"status": map[string]any{"atProvider": map[string]any{"id": sub[spokeinfo.VPCID]}}}
 			aws["cluster"] = compose.Object{"status": map[string]any{"atProvider": map[string]any{"arn": arn,
@@ -127,8 +148,19 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 			}
 			sort.Strings(sorted)
 			var stepHolds []string
+			for _, p := range bootstrapRetired {
+				if old[compose.StepKeyPrefix+p] == nil || got[compose.StepKeyPrefix+p] != nil {
+					t.Errorf("step %s: in Composition %v, in function %v; want only in the Composition", p, old[compose.StepKeyPrefix+p] != nil, got[compose.StepKeyPrefix+p] != nil)
+				}
+			}
+			if got[compose.StepKeyPrefix+bootstrapReplaces] == nil || old[compose.StepKeyPrefix+bootstrapReplaces] != nil {
+				t.Errorf("step %s: in Composition %v, in function %v; want only in the function", bootstrapReplaces, old[compose.StepKeyPrefix+bootstrapReplaces] != nil, got[compose.StepKeyPrefix+bootstrapReplaces] != nil)
+			}
 			for _, key := range sorted {
 				o, n := old[key], got[key]
+				if replacedStepObject(key) {
+					continue
+				}
 				var nm map[string]any
 				if n != nil {
 					nm = roundTrip(t, n)
@@ -164,6 +196,7 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 				// "<spoke>-app-x"'s. The crossplane role's policy follows
 				// spokeiam (k9c), so the value must be spokeiam's.
 				if subOld, ok, _ := unstructured.NestedMap(os, "postBuild", "substitute"); ok {
+					delete(subOld, retiredVariable)
 					want := spokeiam.AppRolePrefix(hub, claim.Metadata.Name)
 					subNew, _, _ := unstructured.NestedMap(ns, "postBuild", "substitute")
 					if subNew[spokeinfo.AppRolePrefix] != want || subOld[spokeinfo.AppRolePrefix] != strings.TrimSuffix(want, fence.MintedRoleSeparator)+"-app-" {
@@ -178,6 +211,13 @@ func TestFunctionBootstrapMatchesComposition(t *testing.T) {
 				if o.GetKind() == "Usage" {
 					if _, set, _ := unstructured.NestedFieldNoCopy(os, "of", "resourceRef", "namespace"); !set {
 						_ = unstructured.SetNestedField(os, o.GetNamespace(), "of", "resourceRef", "namespace")
+					}
+				}
+				// The step after the replaced ones depends on the one that
+				// replaced them.
+				if deps, _ := os["dependsOn"].([]any); len(deps) == 1 {
+					if m, _ := deps[0].(map[string]any); m["name"] == compose.BootstrapName(claim.Metadata.Name, bootstrapRetired[len(bootstrapRetired)-1]) {
+						m["name"] = compose.BootstrapName(claim.Metadata.Name, bootstrapReplaces)
 					}
 				}
 				for _, f := range bootstrapFixed[key] {

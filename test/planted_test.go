@@ -176,9 +176,9 @@ func TestPlantedErrors(t *testing.T) {
 		},
 		{
 			name:  "dangling dependsOn",
-			edits: []edit{{"spoke-bootstrap/bootstrap.yaml", "    - name: external-secrets\n      namespace: external-secrets", "    - name: external-secret\n      namespace: external-secrets"}},
+			edits: []edit{{"spoke-bootstrap/bootstrap.yaml", "    - name: sealed-secrets\n      namespace: sealed-secrets", "    - name: sealed-secret\n      namespace: sealed-secrets"}},
 			check: proof.CheckGraph,
-			want:  []string{"dependsOn HelmRelease external-secrets/external-secret", "not found"},
+			want:  []string{"dependsOn HelmRelease sealed-secrets/sealed-secret", "not found"},
 		},
 		{
 			name:  "dangling chart source",
@@ -276,6 +276,18 @@ func TestPlantedErrors(t *testing.T) {
 			want:  []string{"HelmRelease sealed-secrets/sealed-secrets", "keyrenewperiod"},
 		},
 		{
+			name:  "a spoke's sealing key from the hub's wrong value",
+			edits: []edit{{"spoke-bootstrap/bootstrap.yaml", "tls.key: ${SPOKE_SEALING_ACTIVE_KEY}", "tls.key: ${SPOKE_SEALING_ACTIVE_CRT}"}},
+			check: proof.CheckSealing,
+			want:  []string{"alpha-kubeconfig", "tls.key"},
+		},
+		{
+			name:  "a spoke's sealing key under a name the hub does not hand over",
+			edits: []edit{{"infrastructure/sealing/sealing.yaml", "SPOKE_SEALING_ACTIVE_SECRET: hub-${SEALING_ACTIVE_KEY_SECRET}", "SPOKE_SEALING_ACTIVE_SECRET: ${SEALING_ACTIVE_KEY_SECRET}"}},
+			check: proof.CheckSealing,
+			want:  []string{"alpha-kubeconfig", "no sealing key Secret sealed-secrets/hub-"},
+		},
+		{
 			name:  "sealing key read from the wrong property",
 			edits: []edit{{"infrastructure/sealing/sealing.yaml", "property: tls.key", "property: previous.tls.crt"}},
 			check: proof.CheckSealing,
@@ -369,12 +381,12 @@ func sealingExternalSecret(t *testing.T, info clusterinfo.Values[string]) []*uns
 	}
 	var out []*unstructured.Unstructured
 	for _, o := range objs {
-		if o.GetKind() == "ExternalSecret" {
+		if o.GetKind() == "ExternalSecret" && o.GetNamespace() == sealingkey.Namespace {
 			out = append(out, o)
 		}
 	}
 	if len(out) != 1 {
-		t.Fatalf("fixture: %d ExternalSecrets in infrastructure/sealing, want 1", len(out))
+		t.Fatalf("fixture: %d ExternalSecrets in infrastructure/sealing for %s, want 1", len(out), sealingkey.Namespace)
 	}
 	return out
 }

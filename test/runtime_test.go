@@ -25,12 +25,6 @@ func checkRuntime(t *testing.T, tree string) []string {
 				errs = append(errs, fmt.Sprintf("%s: spec.%s.remediation.retries is %v, want -1 (retry, never stall)", d.file, phase, r))
 			}
 		}
-		// The spoke ESO uninstall must not wait for CRDs whose orphaned
-		// ExternalSecrets keep their cleanup finalizer.
-		if strings.HasPrefix(d.file, "gitops-system/spoke-bootstrap/external-secrets/") &&
-			factField(d.obj, "spec", "uninstall", "disableWait") != true {
-			errs = append(errs, d.file+": spec.uninstall.disableWait must be true")
-		}
 	}
 	// Crossplane (which creates Services) installs after LBC, whose
 	// Service webhook has failurePolicy: Fail.
@@ -107,7 +101,6 @@ func TestRuntimeBehaviourPlanted(t *testing.T) {
 		want string
 	}{
 		{"finite retries", plant.Edit{File: "gitops-system/spoke-tools/crossplane/release.yaml", Old: "retries: -1", New: "retries: 3"}, "remediation.retries"},
-		{"eso uninstall waits", plant.Edit{File: "gitops-system/spoke-bootstrap/external-secrets/release.yaml", Old: "disableWait: true", New: "disableWait: false"}, "disableWait"},
 		{"crossplane races lbc", plant.Edit{File: "gitops-system/spoke-tools/crossplane.yaml", Old: "- name: aws-load-balancer-controller", New: "- name: sources"}, "dependsOn aws-load-balancer-controller"},
 		{"workloads identity pruned with its folder", plant.Edit{File: "gitops-system/spoke-bootstrap/workloads/identity.yaml", Old: "prune: disabled", New: "prune: enabled"}, "ServiceAccount needs annotation"},
 		{"team namespace kept when the team goes", plant.Edit{File: "gitops-workloads/teams/payments/namespace.yaml", Old: "    pod-security.kubernetes.io/warn: restricted", New: "    pod-security.kubernetes.io/warn: restricted\n  annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled"}, "Namespace must not be prune: disabled"},

@@ -10,57 +10,110 @@ import (
 	"testing"
 
 	sscrypto "github.com/bitnami-labs/sealed-secrets/pkg/crypto"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
+	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
-// sealingKeyFiles write the key Secrets the hub's and each spoke's
-// controller load.
-var sealingKeyFiles = []string{
-	"gitops-system/infrastructure/secret-store/sealing-keys.yaml",
-	"gitops-system/spoke-bootstrap/secret-store/sealing-keys.yaml",
-}
+// The files that write the key Secrets the hub's and each spoke's
+// controller load: on the hub, ExternalSecrets; on a spoke, Secrets the
+// hub's Flux substitutes from the Secret the hub's External Secrets writes
+// for the spokes.
+const (
+	hubKeysFile      = "gitops-system/infrastructure/secret-store/sealing-keys.yaml"
+	spokeKeysFile    = "gitops-system/spoke-bootstrap/sealing-keys/sealing-keys.yaml"
+	hubForSpokesFile = "gitops-system/infrastructure/secret-store/spoke-sealing-keys.yaml"
+)
 
-// keySecretsFromTree renders a sealing-keys file as Flux would (cluster-info
-// substitution) and returns the Secrets ESO delivers from document, by name.
-func keySecretsFromTree(t *testing.T, tree, rel string, info clusterinfo.Values[string], document string) map[string]*rsa.PrivateKey {
+// renderedFile reads a tree file substituted as Flux would with vars.
+func renderedFile(t *testing.T, tree, rel string, vars map[string]string) []*unstructured.Unstructured {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(tree, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := info.Map()
 	body := os.Expand(string(b), func(k string) string { return vars[k] })
 	r := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(body)), 4096)
-	out := map[string]*rsa.PrivateKey{}
+	var out []*unstructured.Unstructured
 	for {
 		u := &unstructured.Unstructured{}
 		if err := r.Decode(&u.Object); err != nil {
 			break
 		}
-		if u.GetKind() != "ExternalSecret" {
-			continue
+		out = append(out, u)
+	}
+	return out
+}
+
+// delivered is the Secret ESO writes for the file's ExternalSecret named
+// name, from the Secrets Manager document.
+func delivered(t *testing.T, tree, rel, name string, info clusterinfo.Values[string], document string) *corev1.Secret {
+	t.Helper()
+	for _, u := range renderedFile(t, tree, rel, info.Map()) {
+		if u.GetKind() == "ExternalSecret" && u.GetName() == name {
+			s, err := proof.DeliveredSecret(u, document, info)
+			if err != nil {
+				t.Fatalf("%s: %v", rel, err)
+			}
+			return s
 		}
-		s, err := proof.DeliveredSecret(u, document, info)
-		if err != nil {
-			t.Fatalf("%s: %v", rel, err)
+	}
+	t.Fatalf("%s: no ExternalSecret %s", rel, name)
+	return nil
+}
+
+// keySecretsFromTree returns the key Secrets a cluster's controller loads,
+// by name, as the tree writes them from document: on the hub the Secrets
+// its ExternalSecrets deliver; on a spoke those its sealing-keys step
+// applies, substituted from what the hub's External Secrets delivers.
+func keySecretsFromTree(t *testing.T, tree string, spoke bool, info clusterinfo.Values[string], document string) map[string]*rsa.PrivateKey {
+	t.Helper()
+	var secrets []*corev1.Secret
+	if !spoke {
+		for _, u := range renderedFile(t, tree, hubKeysFile, info.Map()) {
+			if u.GetKind() != "ExternalSecret" {
+				continue
+			}
+			s, err := proof.DeliveredSecret(u, document, info)
+			if err != nil {
+				t.Fatalf("%s: %v", hubKeysFile, err)
+			}
+			secrets = append(secrets, s)
 		}
+	} else {
+		vars := info.Map()
+		for k, v := range delivered(t, tree, hubForSpokesFile, sealingkey.HubSecret, info, document).Data {
+			vars[k] = string(v)
+		}
+		for _, u := range renderedFile(t, tree, spokeKeysFile, vars) {
+			obj, err := kbuild.VarObject(u)
+			if err != nil {
+				t.Fatalf("%s: %v", spokeKeysFile, err)
+			}
+			if s, ok := obj.(*corev1.Secret); ok {
+				secrets = append(secrets, s)
+			}
+		}
+	}
+	out := map[string]*rsa.PrivateKey{}
+	for _, s := range secrets {
 		keys, err := proof.ControllerKeys(s)
 		if err != nil {
-			t.Fatalf("%s: %v", rel, err)
+			t.Fatalf("spoke %v: %v", spoke, err)
 		}
 		for _, k := range keys {
 			out[s.Name] = k
 		}
 	}
 	if len(out) == 0 {
-		t.Fatalf("%s: no key Secrets", rel)
+		t.Fatalf("spoke %v: no key Secrets", spoke)
 	}
 	return out
 }
@@ -88,8 +141,8 @@ func TestSealingKeyRotation(t *testing.T) {
 	}{
 		{"committed tree", nil, ""},
 		{"fixed Secret names (a rotation must create a new Secret)", []plant.Edit{
-			{File: sealingKeyFiles[0], Old: "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", New: "name: sealing-key-active\n    creationPolicy"},
-			{File: sealingKeyFiles[1], Old: "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", New: "name: sealing-key-active\n    creationPolicy"},
+			{File: hubKeysFile, Old: "name: ${SEALING_ACTIVE_KEY_SECRET}\n    creationPolicy", New: "name: sealing-key-active\n    creationPolicy"},
+			{File: spokeKeysFile, Old: "name: ${SPOKE_SEALING_ACTIVE_SECRET}", New: "name: sealing-key-active"},
 		}, "no key could decrypt"},
 	}
 	for _, tt := range tests {
@@ -114,15 +167,16 @@ func TestSealingKeyRotation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, rel := range sealingKeyFiles {
+			for _, spoke := range []bool{false, true} {
+				rel := map[bool]string{false: "the hub", true: "a spoke"}[spoke]
 				// At start: every labelled Secret.
-				loaded := keySecretsFromTree(t, tree, rel, infoFor(before), doc1)
+				loaded := keySecretsFromTree(t, tree, spoke, infoFor(before), doc1)
 				if err := proof.SealRoundTrip(k1.CertPEM, byFingerprint(loaded)); err != nil {
 					t.Fatalf("%s: before rotation: %v", rel, err)
 				}
 				// After the rotation: only Secrets with new names reach the
 				// running controller (AddFunc); old names keep old content.
-				rotated := keySecretsFromTree(t, tree, rel, infoFor(after), doc2)
+				rotated := keySecretsFromTree(t, tree, spoke, infoFor(after), doc2)
 				running := maps.Clone(loaded)
 				for name, k := range rotated {
 					if _, seen := loaded[name]; !seen {

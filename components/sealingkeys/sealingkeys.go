@@ -20,10 +20,10 @@
 //
 // Access: the KMS key's policy delegates to IAM (the account's root
 // principal may use the key, which is how AWS lets IAM policies grant it),
-// so who may decrypt is decided by IAM policies alone: the hub's External
-// Secrets role and each spoke's ${SPOKE_ROLE_PREFIX}<spoke>-eso role (same
-// account) allow kms:Decrypt on this key, and the spoke permissions boundary
-// allows it only through Secrets Manager (kms:ViaService).
+// so who may decrypt is decided by IAM policies alone: only the hub's
+// External Secrets role allows kms:Decrypt on this key, and only through
+// Secrets Manager (kms:ViaService). Spokes get the keys from the hub's Flux;
+// the spoke permissions boundary grants no role under it either.
 package sealingkeys
 
 import (

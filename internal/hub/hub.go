@@ -177,10 +177,14 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 			return build(env, v[0].(string), v[1].(string)).JSON()
 		}).(pulumi.StringOutput)
 	}
+	boundary, err := hubiam.SpokeBoundary(env).JSON()
+	if err != nil {
+		return nil, fmt.Errorf("spoke permissions boundary: %w", err)
+	}
 	h.Boundary, err = iam.NewPolicy(ctx, BoundaryResource, &iam.PolicyArgs{
 		Name:        pulumi.String(hubiam.BoundaryPolicyName(cfg.HubName)),
 		Description: pulumi.String("Permissions boundary of every spoke IAM role of hub " + cfg.HubName),
-		Policy:      sealingDoc(hubiam.SpokeBoundary),
+		Policy:      pulumi.String(boundary),
 		Tags:        tagInput,
 	})
 	if err != nil {

@@ -267,7 +267,7 @@ func actionIncludes(a any, want string) bool {
 
 var (
 	hubExpected   = []serviceaccounts.ServiceAccount{serviceaccounts.HubCrossplaneAWS, serviceaccounts.HubExternalSecrets}
-	spokeExpected = []serviceaccounts.ServiceAccount{serviceaccounts.SpokeCrossplaneAWS, serviceaccounts.SpokeExternalSecrets, serviceaccounts.SpokeLoadBalancerControl}
+	spokeExpected = []serviceaccounts.ServiceAccount{serviceaccounts.SpokeCrossplaneAWS, serviceaccounts.SpokeLoadBalancerControl}
 )
 
 // checkIRSA: on the hub, the accounts the Pulumi roles trust exist; per

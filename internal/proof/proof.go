@@ -16,8 +16,11 @@
 //	irsa        IRSA trust subjects equal internal/contract/serviceaccounts and the
 //	            service accounts the manifests create
 //	sealing     a Secret sealed with kubeseal's code and a certificate made
-//	            the way SealingKeys makes it unseals with the controller's
-//	            code and the key as the tree's ExternalSecret delivers it
+//	            the way SealingKeys makes it unseals, on every cluster, with
+//	            the controller's code and the key Secrets the walk applies
+//	            there: on the hub as the tree's ExternalSecrets deliver
+//	            them, on a spoke as the hub's Flux substitutes them from
+//	            what the hub's External Secrets delivers
 package proof
 
 import (
@@ -258,6 +261,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		files:  files,
 		report: &Report{Rendered: map[string][]*unstructured.Unstructured{}},
 	}
+	r.w.Derive = r.deliverSealing
 	if err := r.do(rewritten); err != nil {
 		if errors.Is(err, kbuild.ErrScopeUnsafe) && opts.Prune != nil {
 			// The pruned listing might not build resource by resource:

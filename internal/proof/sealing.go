@@ -11,18 +11,21 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"text/template"
 	"time"
 
+	"github.com/Masterminds/sprig/v3"
 	ssv1alpha1 "github.com/bitnami-labs/sealed-secrets/pkg/apis/sealedsecrets/v1alpha1"
 	sscrypto "github.com/bitnami-labs/sealed-secrets/pkg/crypto"
 	"github.com/bitnami-labs/sealed-secrets/pkg/kubeseal"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
@@ -158,7 +161,7 @@ func DeliveredSecret(externalSecret *unstructured.Unstructured, document string,
 				s.Data = map[string][]byte{}
 			}
 			for k, t := range tdata {
-				out, err := renderTemplate(t, vars)
+				out, err := renderTemplate(k, t, vars)
 				if err != nil {
 					return nil, fmt.Errorf("spec.target.template.data[%s]: %w", k, err)
 				}
@@ -169,23 +172,26 @@ func DeliveredSecret(externalSecret *unstructured.Unstructured, document string,
 	return s, nil
 }
 
-var tmplRef = regexp.MustCompile(`\{\{-?\s*(?:\.([A-Za-z0-9_]+)|index\s+\.\s+"([^"]+)")\s*(?:\|\s*toString\s*)?-?\}\}`)
-
-func renderTemplate(t string, vars map[string]string) (string, error) {
-	var err error
-	out := tmplRef.ReplaceAllStringFunc(t, func(m string) string {
-		sm := tmplRef.FindStringSubmatch(m)
-		k := sm[1] + sm[2]
-		v, ok := vars[k]
-		if !ok {
-			err = fmt.Errorf("template refers to %q, which is not in the data", k)
-		}
-		return v
-	})
-	if err == nil && bytes.Contains([]byte(out), []byte("{{")) {
-		err = errors.New("template uses functions the proof does not evaluate")
+// renderTemplate executes one value of spec.target.template.data as
+// External Secrets v0.20.4 does (pkg/template/v2/template.go:165-185,
+// execute: text/template, missingkey=error, the data as strings; :77-83,
+// init: sprig's text functions but env and expandenv). ESO builds with a
+// fork of sprig v3.3.0 (external-secrets/sprig); its encoding functions
+// are upstream's. ESO's own functions (pkcs12, jwk, pem filters, toYaml
+// and friends) are not modelled: a template using one fails here.
+func renderTemplate(name, t string, vars map[string]string) (string, error) {
+	funcs := sprig.TxtFuncMap()
+	delete(funcs, "env")
+	delete(funcs, "expandenv")
+	tp, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(t)
+	if err != nil {
+		return "", err
 	}
-	return out, err
+	var out bytes.Buffer
+	if err := tp.Execute(&out, vars); err != nil {
+		return "", err
+	}
+	return out.String(), nil
 }
 
 // ControllerKeys loads sealing keys from Secrets the way the Sealed
@@ -269,72 +275,152 @@ func ProveSealing(certPEM, document string, externalSecrets []*unstructured.Unst
 	return SealRoundTrip(certPEM, keys)
 }
 
-// sealingExternalSecrets returns, per cluster, the ExternalSecrets that
-// write the sealing key Secrets (named by the cluster-info variables
-// SEALING_ACTIVE_KEY_SECRET and SEALING_PREVIOUS_KEY_SECRET).
-func sealingExternalSecrets(results []kbuild.Built, info clusterinfo.Values[string]) map[string][]kbuild.Built {
-	out := map[string][]kbuild.Built{}
-	for _, b := range results {
-		o := b.Object
-		if o.GroupVersionKind().Group != "external-secrets.io" || o.GetKind() != "ExternalSecret" {
-			continue
-		}
-		t, _, _ := unstructured.NestedString(o.Object, "spec", "target", "name")
-		if t == "" {
-			t = o.GetName()
-		}
-		if t == info.SealingActiveKeySecret || t == info.SealingPreviousKeySecret {
-			out[b.Cluster] = append(out[b.Cluster], b)
+// readsSealingSecret reports whether an ExternalSecret reads the sealing
+// secret (every remoteRef names it).
+func readsSealingSecret(es *unstructured.Unstructured, info clusterinfo.Values[string]) bool {
+	var keys []string
+	for _, f := range []string{"data", "dataFrom"} {
+		l, _, _ := unstructured.NestedSlice(es.Object, "spec", f)
+		for _, d := range l {
+			m, _ := d.(map[string]any)
+			ref, _ := m["remoteRef"].(map[string]any)
+			if ref == nil {
+				ref, _ = m["extract"].(map[string]any)
+			}
+			k, _ := ref["key"].(string)
+			keys = append(keys, k)
 		}
 	}
-	return out
+	for _, k := range keys {
+		if k != info.SealingSecretName && k != info.SealingSecretARN {
+			return false
+		}
+	}
+	return len(keys) > 0
 }
 
+// deliverSealing is the walk's Derive: the Secret External Secrets writes
+// for an ExternalSecret that reads the sealing secret, from the proof's
+// sealing document; it joins the walk (the hub's spoke-sealing-keys is what
+// each spoke's sealing-keys step substitutes).
+func (r *run) deliverSealing(b kbuild.Built) []*unstructured.Unstructured {
+	o := b.Object
+	if o.GroupVersionKind().Group != "external-secrets.io" || o.GetKind() != "ExternalSecret" || !readsSealingSecret(o, r.info) {
+		return nil
+	}
+	doc, err := r.sealingDocument()
+	if err != nil {
+		r.add(CheckSealing, "", "", "sealing document: %v", err)
+		return nil
+	}
+	s, err := DeliveredSecret(o, doc, r.info)
+	if err != nil {
+		r.add(CheckSealing, r.fileOf(b), objectName(o, b.Cluster), "%v", err)
+		return nil
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
+	if err != nil {
+		r.add(CheckSealing, r.fileOf(b), objectName(o, b.Cluster), "%v", err)
+		return nil
+	}
+	d := &unstructured.Unstructured{Object: u}
+	d.SetAPIVersion("v1")
+	d.SetKind("Secret")
+	unstructured.RemoveNestedField(d.Object, "metadata", "creationTimestamp")
+	return []*unstructured.Unstructured{d}
+}
+
+// sealingDocument is the Secrets Manager document of the proof's key pair;
+// with SkipSealing, one of placeholders (no key is generated, nothing
+// unseals), which still lets the walk deliver what the spokes substitute.
+func (r *run) sealingDocument() (string, error) {
+	if r.opts.SkipSealing {
+		return sealingkey.Document(sealingkey.KeyPair{CertPEM: "(not generated: SkipSealing)", KeyPEM: "(not generated: SkipSealing)"}, nil)
+	}
+	kp, err := processKeyPair()
+	if err != nil {
+		return "", fmt.Errorf("generate sealing key: %w", err)
+	}
+	return sealingkey.Document(kp, nil)
+}
+
+// keySecretName is the name of the active key's Secret on cluster: the
+// hub's, or on a spoke the name the hub hands it over under.
+func (r *run) keySecretName(cluster string) string {
+	if cluster == kbuild.Hub {
+		return r.info.SealingActiveKeySecret
+	}
+	return sealingkey.SpokeSecretName(r.info.SealingActiveKeySecret)
+}
+
+// checkSealing proves, on every cluster, that a Secret sealed with the
+// certificate users seal with unseals with the keys the cluster's
+// controller loads: the labelled Secrets in its namespace, as the walk
+// applies them (on the hub, written by External Secrets; on a spoke,
+// applied by the hub's Flux from what the hub's External Secrets wrote).
 func (r *run) checkSealing() {
 	kp, err := processKeyPair()
 	if err != nil {
 		r.add(CheckSealing, "", "", "generate sealing key: %v", err)
 		return
 	}
-	doc, err := sealingkey.Document(kp, nil)
-	if err != nil {
-		r.add(CheckSealing, "", "", "sealing document: %v", err)
-		return
+	// Key Secrets and HelmReleases by the cluster they are on, in build
+	// order (one pass, not one per cluster).
+	keys := map[string][]*corev1.Secret{}
+	keyBuilt := map[string]kbuild.Built{}
+	releases := map[string][]kbuild.Built{}
+	clusters := []string{kbuild.Hub}
+	for _, b := range r.w.Results {
+		o := b.Object
+		switch {
+		case o.GetKind() == "HelmRelease":
+			c := releasedOn(b)
+			releases[c] = append(releases[c], b)
+		case o.GroupVersionKind() == corev1.SchemeGroupVersion.WithKind("Secret") && o.GetNamespace() == sealingkey.Namespace && o.GetLabels()[sealingkey.KeyLabel] != "":
+			obj, err := kbuild.VarObject(o)
+			if err != nil {
+				r.add(CheckSealing, r.fileOf(b), objectName(o, b.Cluster), "%v", err)
+				continue
+			}
+			if _, seen := keys[b.Cluster]; !seen && b.Cluster != kbuild.Hub {
+				clusters = append(clusters, b.Cluster)
+			}
+			keys[b.Cluster] = append(keys[b.Cluster], obj.(*corev1.Secret))
+			keyBuilt[b.Cluster] = b
+		}
 	}
-	byCluster := sealingExternalSecrets(r.w.Results, r.info)
-	var clusters []string
-	for c := range byCluster {
-		if c != kbuild.Hub {
+	for c := range releases {
+		if _, seen := keys[c]; !seen && c != kbuild.Hub {
 			clusters = append(clusters, c)
 		}
 	}
-	sort.Strings(clusters)
-	clusters = append([]string{kbuild.Hub}, clusters...)
-	// Every spoke's sealing ExternalSecrets are usually the same objects
-	// after substitution: the round trip (an RSA-4096 decryption) runs once
-	// per distinct content, not once per cluster.
+	sort.Strings(clusters[1:])
+	// Every spoke's key Secrets are usually the same after substitution:
+	// the round trip (an RSA-4096 decryption) runs once per distinct
+	// content, not once per cluster.
 	var proved contentMemo
-	// HelmReleases by the cluster they install onto, in build order (one
-	// pass, not one per cluster).
-	releases := map[string][]kbuild.Built{}
-	for _, b := range r.w.Results {
-		if b.Object.GetKind() == "HelmRelease" {
-			c := releasedOn(b)
-			releases[c] = append(releases[c], b)
-		}
-	}
 	for _, c := range clusters {
-		bs := byCluster[c]
-		if len(bs) == 0 {
-			r.add(CheckSealing, "", "cluster "+c, "no ExternalSecret writes the sealing key Secret %s/%s", sealingkey.Namespace, r.info.SealingActiveKeySecret)
-			continue
+		ss := keys[c]
+		active := r.keySecretName(c)
+		if !slices.ContainsFunc(ss, func(s *corev1.Secret) bool { return s.Name == active }) {
+			r.add(CheckSealing, "", "cluster "+c, "no sealing key Secret %s/%s is written there", sealingkey.Namespace, active)
 		}
-		var ess []*unstructured.Unstructured
-		for _, b := range bs {
-			ess = append(ess, b.Object)
-		}
-		if err := proved.do(ess, func() error { return ProveSealing(kp.CertPEM, doc, ess, r.info) }); err != nil {
-			r.add(CheckSealing, r.fileOf(bs[0]), objectName(bs[0].Object, c), "%v", err)
+		if len(ss) > 0 {
+			var objs []*unstructured.Unstructured
+			for _, s := range ss {
+				u, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
+				objs = append(objs, &unstructured.Unstructured{Object: u})
+			}
+			if err := proved.do(objs, func() error {
+				loaded, err := ControllerKeys(ss...)
+				if err != nil {
+					return err
+				}
+				return SealRoundTrip(kp.CertPEM, loaded)
+			}); err != nil {
+				b := keyBuilt[c]
+				r.add(CheckSealing, r.fileOf(b), objectName(b.Object, c), "%v", err)
+			}
 		}
 		r.checkSealingController(c, releases[c])
 	}

@@ -1,6 +1,7 @@
 package proof
 
 import (
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,11 +80,12 @@ func (r *run) checkSecretStores() {
 					r.add(CheckSecretStore, storeFile[o], obj, "does not serve namespace %s, where ExternalSecret %s uses it (ESO refuses it): add %s to spec.conditions (%v)", u.ns, u.name, u.ns, err)
 				}
 			}
-			cands := []string{probeNamespace}
+			cands := append([]string{probeNamespace}, s.NamedNamespaces()...)
 			for ns := range namespaces[cluster] {
 				cands = append(cands, ns)
 			}
 			sort.Strings(cands)
+			cands = slices.Compact(cands)
 			for _, ns := range cands {
 				if need[ns] {
 					continue

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -20,6 +20,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/sealing"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
@@ -200,13 +201,36 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 	}
 	t.Logf("bootstrap steps Ready, after the EKS cluster was ACTIVE in the account:\n%s", clock.since(t, h, spokeiam.ClusterName(env, claimName)))
 
-	// The spoke's External Secrets used the spoke's ESO role, which trusts
-	// the spoke's issuer only.
-	role := spokeiam.RoleARN(env, claimName, spokeiam.RoleESO)
-	want := "sts:AssumeRoleWithWebIdentity system:serviceaccount:external-secrets:external-secrets " + role + " -> ok"
-	if !slices.Contains(h.Endpoints.Calls(), want) {
-		t.Errorf("no %q among the stand-in's calls: %v", want, h.Endpoints.Calls())
+	// The hub handed the spoke its keys: the spoke's controller loads the
+	// hub's key pair from Secrets named hub-<the hub's name>, and only the
+	// hub's External Secrets role read Secrets Manager.
+	keySecrets, err := eks.Cluster.Kube.CoreV1().Secrets(sealingkey.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sealingkey.KeyLabel + "=" + sealingkey.KeyLabelValue})
+	if err != nil {
+		t.Fatal(err)
 	}
+	doc := sealingDocument(t, h)
+	var keyNames []string
+	active := false
+	for _, s := range keySecrets.Items {
+		keyNames = append(keyNames, s.Name)
+		if !strings.HasPrefix(s.Name, sealingkey.SpokeSecretPrefix+sealingkey.ActiveSecretPrefix) {
+			t.Errorf("the spoke's key Secret %s is not named %s<the hub's name>", s.Name, sealingkey.SpokeSecretPrefix)
+		}
+		if crt := string(s.Data[corev1.TLSCertKey]); crt != doc[sealingkey.CertProperty] && crt != doc[sealingkey.PreviousCertProperty] {
+			t.Errorf("the spoke's key Secret %s holds a certificate the hub's Secrets Manager document does not", s.Name)
+		}
+		active = active || string(s.Data[corev1.TLSCertKey]) == doc[sealingkey.CertProperty] && string(s.Data[corev1.TLSPrivateKeyKey]) == doc[sealingkey.KeyProperty]
+	}
+	if !active {
+		t.Errorf("no key Secret on the spoke holds the hub's active key pair (key Secrets: %v)", keyNames)
+	}
+	hubESO := fmt.Sprintf("arn:%s:iam::%s:role/%s", env.Partition, env.AccountID, hubiam.ExternalSecretsRoleName(env.HubName))
+	for _, c := range h.Endpoints.Calls() {
+		if strings.HasPrefix(c, "secretsmanager:") && !strings.HasPrefix(c, "secretsmanager:GetSecretValue "+hubESO+" ") {
+			t.Errorf("Secrets Manager was called other than by the hub's External Secrets role: %s", c)
+		}
+	}
+	t.Logf("the spoke's key Secrets, from the hub: %v", keyNames)
 
 	// The committed example key cannot be decrypted by this environment.
 	last, err := waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, 4*time.Minute,

@@ -82,11 +82,18 @@ func controllerPIDs(pods *e2e.PodRunner) []int {
 func rotation(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
 	spoke := h.EKS[claimName]
+	// keyName is a key Secret's name on the cluster, from the hub's name
+	// for it: the spoke holds the keys the hub hands it under names of its
+	// own.
 	clusters := []struct {
 		name    string
 		cluster *e2e.Cluster
 		pods    *e2e.PodRunner
-	}{{"the hub", h.Cluster, h.Pods}, {"the spoke " + claimName, spoke.Cluster, spoke.Pods}}
+		keyName func(string) string
+	}{
+		{"the hub", h.Cluster, h.Pods, func(n string) string { return n }},
+		{"the spoke " + claimName, spoke.Cluster, spoke.Pods, sealingkey.SpokeSecretName},
+	}
 	pids := map[string][]int{}
 	for _, c := range clusters {
 		pids[c.name] = controllerPIDs(c.pods)
@@ -121,12 +128,13 @@ func rotation(t *testing.T, h *e2e.Hub) {
 		t.Fatal("after the rotation the previous certificate in Secrets Manager is not the old active one: the old key pair was not kept")
 	}
 	oldID := ids[len(ids)-2]
-	activeSecret := sealingkey.ActiveSecretName(rotatedKeyID)
-	previousSecret := sealingkey.PreviousSecretName(rotatedKeyID, oldID)
 
 	// Each cluster's controller gets the new key, and the old key's
 	// Secret moves to the previous name, without a restart.
 	for _, c := range clusters {
+		activeSecret := c.keyName(sealingkey.ActiveSecretName(rotatedKeyID))
+		previousSecret := c.keyName(sealingkey.PreviousSecretName(rotatedKeyID, oldID))
+		oldActive := c.keyName(sealingkey.ActiveSecretName(oldID))
 		var last string
 		err := e2e.Poll(ctx, 3*time.Minute, func() (bool, error) {
 			active, err := c.cluster.Kube.CoreV1().Secrets(sealingkey.Namespace).Get(ctx, activeSecret, metav1.GetOptions{})
@@ -139,7 +147,7 @@ func rotation(t *testing.T, h *e2e.Hub) {
 				last = err.Error()
 				return false, nil
 			}
-			_, err = c.cluster.Kube.CoreV1().Secrets(sealingkey.Namespace).Get(ctx, sealingkey.ActiveSecretName(oldID), metav1.GetOptions{})
+			_, err = c.cluster.Kube.CoreV1().Secrets(sealingkey.Namespace).Get(ctx, oldActive, metav1.GetOptions{})
 			switch {
 			case string(active.Data[corev1.TLSCertKey]) != newDoc[sealingkey.CertProperty]:
 				last = activeSecret + " does not hold the new certificate"
@@ -148,7 +156,7 @@ func rotation(t *testing.T, h *e2e.Hub) {
 			case active.Labels[sealingkey.KeyLabel] != sealingkey.KeyLabelValue:
 				last = activeSecret + " is not labelled as a sealing key"
 			case !apierrors.IsNotFound(err):
-				last = fmt.Sprintf("the old active key's Secret %s is still there (%v)", sealingkey.ActiveSecretName(oldID), err)
+				last = fmt.Sprintf("the old active key's Secret %s is still there (%v)", oldActive, err)
 			default:
 				return true, nil
 			}

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
@@ -473,10 +472,6 @@ func checkLoadBalancerFence(t *testing.T, h *e2e.Hub, lb aws.Resource, subnets [
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := h.ClusterInfo()
-	if err != nil {
-		t.Fatal(err)
-	}
 	roleName := spokeiam.RoleName(env, claimName, spokeiam.RoleLBC)
 	roles := h.Account.Find("Role", func(r aws.Resource) bool { return r.Name == roleName })
 	if len(roles) != 1 {
@@ -497,7 +492,7 @@ func checkLoadBalancerFence(t *testing.T, h *e2e.Hub, lb aws.Resource, subnets [
 	if len(identity) == 0 {
 		t.Fatalf("role %s has no policy in the account", roleName)
 	}
-	boundary := hubiam.SpokeBoundary(env, info[clusterinfo.SealingSecretARN], info[clusterinfo.SealingKMSKeyARN])
+	boundary := hubiam.SpokeBoundary(env)
 	var own []string
 	for _, s := range subnets {
 		own = append(own, fmt.Sprint(s))

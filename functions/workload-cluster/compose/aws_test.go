@@ -153,7 +153,7 @@ func TestIAMIsSpokeiam(t *testing.T) {
 		t.Fatal(errs)
 	}
 	// The claim cannot set a fence tag: spokeiam's value wins.
-	if got := last.Objects["role-eso"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any)[fence.TagSpoke]; got != "pay" {
+	if got := last.Objects["role-lbc"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any)[fence.TagSpoke]; got != "pay" {
 		t.Errorf("claim tag overrode the fence: %s=%v", fence.TagSpoke, got)
 	}
 	// Planted: a role without a fence tag, with another boundary, with an
@@ -169,7 +169,7 @@ func TestIAMIsSpokeiam(t *testing.T) {
 			c.Objects["role-node"]["spec"].(Object)["forProvider"].(Object)["permissionsBoundary"] = "arn:aws:iam::111122223333:policy/other"
 		},
 		"edited policy": func(c Composed) {
-			c.Objects["role-eso-policy"]["spec"].(Object)["forProvider"].(Object)["policy"] = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["*"],"Resource":["*"]}]}`
+			c.Objects["role-lbc-policy"]["spec"].(Object)["forProvider"].(Object)["policy"] = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["*"],"Resource":["*"]}]}`
 		},
 	} {
 		c, err := Compose(Params{Input: p.Input, Spoke: p.Spoke, Spec: p.Spec, Observed: p.Observed})
@@ -222,7 +222,7 @@ func TestUsagesHoldEveryRoleAndPolicy(t *testing.T) {
 		}
 	}
 	t.Logf("%d objects, %d ClusterUsages", len(last.Objects), n)
-	for _, key := range []string{"role-eso-policy", "role-admin-policy", "log-group"} {
+	for _, key := range []string{"role-lbc-policy", "role-admin-policy", "log-group"} {
 		c, _ := Compose(Params{Input: testParams(t).Input, Spoke: "pay", Spec: testParams(t).Spec, Observed: observeAll(runs[len(runs)-2])})
 		for _, h := range HoldsOf(key) {
 			delete(c.Objects, "usage-"+h)
@@ -327,8 +327,6 @@ func TestBadInputNamesField(t *testing.T) {
 	for field, plant := range map[string]func(*Params){
 		"fluxRoleArn":            func(p *Params) { p.Input.FluxRoleARN = "" },
 		"spokeBoundaryArn":       func(p *Params) { p.Input.SpokeBoundaryARN = "arn:aws:iam::111122223333:policy/other" },
-		"sealingSecretArn":       func(p *Params) { p.Input.SealingSecretARN = "arn:aws:s3:::bucket" },
-		"sealingKmsKeyArn":       func(p *Params) { p.Input.SealingKMSKeyARN = "" },
 		"hubEgressCidrs":         func(p *Params) { p.Input.HubEgressCIDRs = nil },
 		"logRetentionDays":       func(p *Params) { p.Input.LogRetentionDays = 42 },
 		"hubName":                func(p *Params) { p.Input.HubName = "" },

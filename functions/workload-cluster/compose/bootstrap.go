@@ -6,8 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/deploykey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
@@ -57,6 +60,9 @@ type Step struct {
 	// step applies (in flux-system): it installs onto the spoke.
 	Release string
 	Timeout string
+	// HubKeys steps also substitute the hub's sealing keys
+	// (sealingkey.HubSecret).
+	HubKeys bool
 	// RetryInterval is how soon a failed reconcile is retried (default
 	// defaultRetryInterval).
 	RetryInterval  string
@@ -88,6 +94,9 @@ const defaultRetryInterval = "1m"
 // DeployKeyPart is the step that applies the spoke's sealed deploy key.
 const DeployKeyPart = "deploy-key"
 
+// SealingKeysPart is the step that applies the sealing keys on the spoke.
+const SealingKeysPart = "sealing-keys"
+
 // sealedSecretsCannotDecrypt is the Sealed Secrets controller's unseal
 // error when no key it holds opens the secret (sealed-secrets
 // pkg/crypto/crypto.go:84, HybridDecrypt); the controller writes it as the
@@ -113,24 +122,15 @@ func BootstrapSteps() []Step {
 		return Object{"apiVersion": apiVersion, "kind": kind, "name": deploykey.SecretName, "namespace": deploykey.SecretNamespace}
 	}
 	return []Step{
+		// The sealing keys, from the hub: no spoke holds a credential
+		// that reads them (sealingkey.HubSecret).
+		{Part: SealingKeysPart, Path: "spoke-bootstrap/sealing-keys", Remote: true, HubKeys: true, Timeout: "10m", DeletionPolicy: deletionOrphan, Wait: true},
 		// The hub-side steps (HelmReleases installing onto the spoke) time
 		// out at hubStepTimeout: a health check that runs out is retried
 		// a retryInterval later, so a slow first install costs at most
 		// that minute, while a claim deleted during a health check waits
 		// for it to end (kustomize-controller v1.9.5 cancels none for a
 		// deletion), and the bound after break glass is a chain of them.
-		{Part: "eso-controller", Path: "spoke-bootstrap/external-secrets", Release: "external-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
-		// The ExternalSecrets' first sync fails (SecretSyncedError: the
-		// store is not validated yet) and fails the health check early;
-		// retried at 1m that cost every new spoke a minute (measured in
-		// the real-controller suite), at 15s a few seconds. A real
-		// failure still fails fast.
-		{Part: "secret-store", Path: "spoke-bootstrap/secret-store", Remote: true, Timeout: "10m", RetryInterval: "15s", DeletionPolicy: deletionOrphan, Wait: true,
-			HealthCheckExprs: []Object{
-				readyExpr("external-secrets.io/v1", "ClusterSecretStore", ""),
-				readyExpr("external-secrets.io/v1", "ExternalSecret",
-					"status.conditions.exists(c, c.type == 'Ready' && c.status == 'False' && c.reason == 'SecretSyncedError')"),
-			}},
 		{Part: "sealed-secrets", Path: "spoke-bootstrap/sealed-secrets", Release: "sealed-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
 		{Part: "flux-operator", Path: "spoke-bootstrap/flux-operator", Release: "flux-operator", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
 		{Part: "flux", Path: "spoke-bootstrap/flux", Remote: true, Timeout: "15m", DeletionPolicy: deletionOrphan, Wait: true,
@@ -301,6 +301,10 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 				"substituteFrom": []any{Object{"kind": "ConfigMap", "name": clusterinfo.Name}},
 			},
 		}
+		if s.HubKeys {
+			from := spec["postBuild"].(Object)
+			from["substituteFrom"] = append(from["substituteFrom"].([]any), Object{"kind": "Secret", "name": sealingkey.HubSecret})
+		}
 		if s.Path != "" {
 			spec["path"] = "./" + in.SystemPath + "/" + s.Path
 		} else {
@@ -324,6 +328,9 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 	}
 	for k, u := range bootstrapUsages(p.Spoke, steps) {
 		out[k] = u
+	}
+	for k, o := range retiringSteps(p.Spoke, in.Observed) {
+		out[k] = o
 	}
 	var notes []Notice
 	if n, seen := deployKeyNotice(p.Spoke, in.Observed); seen {
@@ -368,7 +375,6 @@ func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
 		VPCID:             vpcID,
 		OIDCIssuer:        issuer,
 		CrossplaneRoleARN: spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleCrossplane),
-		ESORoleARN:        spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleESO),
 		LBCRoleARN:        spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleLBC),
 		AppRolePrefix:     spokeiam.AppRolePrefix(p.Input.Hub(), p.Spoke),
 	}
@@ -377,6 +383,72 @@ func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
 		sub[k] = v
 	}
 	return bootVars{clusterARN: arn, substitute: sub}, vpcID != "" && issuer != "" && arn != ""
+}
+
+// Steps of spokes bootstrapped before the hub handed them the sealing keys:
+// the spoke's own External Secrets (a hub-side HelmRelease) read the keys
+// with the spoke's -eso role, and its ExternalSecrets (a remote step) wrote
+// them under the hub's Secret names.
+const (
+	retiredESOPart   = "eso-controller"
+	retiredStorePart = "secret-store"
+)
+
+// retiringSteps keeps a spoke's retired steps, as they were observed, until
+// the keys cannot be lost with them, and retires them in an order that
+// leaves nothing behind on the spoke:
+//  1. both stay until the sealing-keys step is Ready: the keys are on the
+//     spoke under names of their own (sealingkey.SpokeSecretName), which the
+//     garbage collector does not delete with the ExternalSecrets that own
+//     the old names;
+//  2. secret-store goes first, pruning (deletionPolicy Delete, set while it
+//     is kept) its ExternalSecrets and store while External Secrets still
+//     runs to remove their finalizers. It applied the Namespace
+//     sealed-secrets too, which the sealing-keys step has re-applied with
+//     its own owner labels, so the prune skips it (kustomize-controller
+//     v1.9.5 internal/controller/kustomization_controller.go:1407-1416,
+//     deleteObjects: Inclusions are the deleted Kustomization's owner
+//     labels);
+//  3. eso-controller goes once secret-store is gone: its HelmRelease
+//     uninstalls External Secrets from the spoke (WaitForTermination).
+//
+// A kept step still reads a path the tree no longer has, so it fails to
+// build and applies nothing; its inventory is what its deletion prunes. It
+// keeps the kubeconfig (a Usage, as the first step's) while it exists.
+func retiringSteps(spoke string, obs map[string]Object) map[string]Object {
+	out := map[string]Object{}
+	keysReady := ConditionTrue(obs[StepKeyPrefix+SealingKeysPart], "Ready")
+	kept := func(part, deletionPolicy string) bool {
+		o, seen := obs[StepKeyPrefix+part]
+		if !seen {
+			return false
+		}
+		// Kept as observed: reading it as a Step it no longer is would
+		// change what its deletion does.
+		spec, _ := field(o, "spec").(map[string]any)
+		spec = runtime.DeepCopyJSON(spec)
+		if deletionPolicy != "" {
+			spec["deletionPolicy"] = deletionPolicy
+		}
+		out[StepKeyPrefix+part] = Object{"apiVersion": KustomizationAPI, "kind": "Kustomization",
+			"metadata": Object{"name": BootstrapName(spoke, part), "namespace": BootstrapNamespace},
+			"spec":     spec}
+		return true
+	}
+	if !keysReady {
+		kept(retiredStorePart, "Delete")
+	}
+	// External Secrets stays exactly as long as the store step exists.
+	_, storeSeen := obs[StepKeyPrefix+retiredStorePart]
+	if storeSeen && kept(retiredESOPart, "") {
+		u := Usage{Key: "usage-" + KubeconfigKey + "-by-" + retiredESOPart, Name: spoke + "-uses-" + KubeconfigKey + "-by-" + retiredESOPart,
+			Of: Ref{APIVersion: "v1", Kind: "ConfigMap", Name: BootstrapName(spoke, KubeconfigKey)},
+			By: Ref{APIVersion: KustomizationAPI, Kind: "Kustomization", Name: BootstrapName(spoke, retiredESOPart)}}
+		for k, o := range usageObjects([]Usage{u}) {
+			out[k] = o
+		}
+	}
+	return out
 }
 
 // Usage names one hold: Of may not be deleted while By exists.
@@ -440,8 +512,13 @@ func BootstrapUsages(spoke string) []Usage {
 }
 
 func bootstrapUsages(spoke string, _ []Step) map[string]Object {
+	return usageObjects(BootstrapUsages(spoke))
+}
+
+// usageObjects composes Usages in the bootstrap's namespace.
+func usageObjects(us []Usage) map[string]Object {
 	out := map[string]Object{}
-	for _, u := range BootstrapUsages(spoke) {
+	for _, u := range us {
 		// Explicit, as for every namespaced Usage's of (usages.go): "" for a
 		// cluster-scoped object, else the Usage's own namespace (the default
 		// Crossplane would use anyway).

@@ -99,7 +99,7 @@ func TestIssuerLossKeepsIRSA(t *testing.T) {
 	p := testParams(t)
 	runs := converge(t, p)
 	steady := runs[len(runs)-1]
-	irsa := []string{"oidc-provider", "role-crossplane", "role-eso", "role-lbc", "role-crossplane-policy", "role-eso-policy", "role-lbc-policy"}
+	irsa := []string{"oidc-provider", "role-crossplane", "role-lbc", "role-crossplane-policy", "role-lbc-policy"}
 	for _, tc := range []struct {
 		name   string
 		drop   []string // observed objects gone besides the cluster's issuer
@@ -108,7 +108,7 @@ func TestIssuerLossKeepsIRSA(t *testing.T) {
 	}{
 		{"issuer lost for one reconcile", nil, true, "the OIDC provider and roles carry the issuer"},
 		{"issuer lost, provider not observed", []string{"oidc-provider"}, true, "the IRSA roles' eksfleet.io/oidc tag carries it"},
-		{"nothing composed with an issuer yet", []string{"oidc-provider", "role-crossplane", "role-eso", "role-lbc"}, false,
+		{"nothing composed with an issuer yet", []string{"oidc-provider", "role-crossplane", "role-lbc"}, false,
 			"a new spoke waits for the issuer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

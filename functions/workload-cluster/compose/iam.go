@@ -25,7 +25,7 @@ func IAM(p Params, c *Composed) error {
 		return fmt.Errorf("spoke IAM: %w", err)
 	}
 	if s.OIDCIssuer == "" {
-		c.Pending = append(c.Pending, "IRSA roles (crossplane, eso, lbc) and the OIDC provider wait for the cluster's OIDC issuer")
+		c.Pending = append(c.Pending, "IRSA roles (crossplane, lbc) and the OIDC provider wait for the cluster's OIDC issuer")
 	}
 	for _, r := range roles {
 		trust, err := r.Trust.JSON()

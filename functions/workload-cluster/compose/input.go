@@ -25,8 +25,6 @@ type Input struct {
 	HubRegion        string   `json:"hubRegion"`
 	FluxRoleARN      string   `json:"fluxRoleArn"`
 	SpokeBoundaryARN string   `json:"spokeBoundaryArn"`
-	SealingSecretARN string   `json:"sealingSecretArn"`
-	SealingKMSKeyARN string   `json:"sealingKmsKeyArn"`
 	HubEgressCIDRs   []string `json:"hubEgressCidrs"`
 	LogRetentionDays int      `json:"logRetentionDays"`
 	// GitOpsSystemPath is GITOPS_SYSTEM_PATH: the bootstrap
@@ -51,8 +49,6 @@ func InputVariables() map[string]string {
 		"hubRegion":          clusterinfo.Region,
 		"fluxRoleArn":        clusterinfo.FluxRoleARN,
 		"spokeBoundaryArn":   clusterinfo.SpokeBoundaryARN,
-		"sealingSecretArn":   clusterinfo.SealingSecretARN,
-		"sealingKmsKeyArn":   clusterinfo.SealingKMSKeyARN,
 		"hubEgressCidrs":     clusterinfo.HubEgressCIDRs,
 		"logRetentionDays":   clusterinfo.LogRetentionDays,
 		"gitopsSystemPath":   clusterinfo.SystemPath,
@@ -83,7 +79,6 @@ func InputFrom(v clusterinfo.Values[string]) (Input, error) {
 	return Input{
 		HubName: v.HubName, AccountID: v.AccountID, Partition: v.Partition, HubRegion: v.Region,
 		FluxRoleARN: v.FluxRoleARN, SpokeBoundaryARN: v.SpokeBoundaryARN,
-		SealingSecretARN: v.SealingSecretARN, SealingKMSKeyARN: v.SealingKMSKeyARN,
 		HubEgressCIDRs: egress, LogRetentionDays: days, GitOpsSystemPath: v.SystemPath,
 		SpokeZoneIDs: zones, SpokeAddonVersions: addons,
 	}, nil
@@ -115,8 +110,6 @@ func (in Input) Validate() error {
 		}
 	}
 	arn("fluxRoleArn", in.FluxRoleARN, "iam", "role/")
-	arn("sealingSecretArn", in.SealingSecretARN, "secretsmanager", "secret:")
-	arn("sealingKmsKeyArn", in.SealingKMSKeyARN, "kms", "key/")
 	// The boundary every spoke role carries is derived from the hub name
 	// (spokeiam); cluster-info must name the same policy.
 	if want := in.Hub().BoundaryARN(); in.SpokeBoundaryARN != want {
@@ -144,7 +137,6 @@ func (p Params) spoke() spokeiam.Spoke {
 	return spokeiam.Spoke{
 		Hub: p.Input.Hub(), Name: p.Spoke, OIDCIssuer: p.oidcIssuer(),
 		AdminPrincipalARNs: p.Spec.AdminPrincipalARNs, FluxRoleARN: p.Input.FluxRoleARN,
-		SealingSecretARN: p.Input.SealingSecretARN, SealingKMSKeyARN: p.Input.SealingKMSKeyARN,
 		SubnetIDs: p.subnetIDs(),
 	}
 }

@@ -46,7 +46,7 @@ func (p Params) oidcIssuer() string {
 	if url := str(field(p.Observed["oidc-provider"], "spec", "forProvider"), "url"); url != "" {
 		return strings.TrimPrefix(url, "https://")
 	}
-	for _, key := range []string{"role-crossplane", "role-eso", "role-lbc"} {
+	for _, key := range []string{"role-crossplane", "role-lbc"} {
 		if issuer := str(field(p.Observed[key], "spec", "forProvider", "tags"), fence.TagOIDC); issuer != "" {
 			return issuer
 		}

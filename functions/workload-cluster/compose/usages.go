@@ -49,14 +49,20 @@ func Holds() []Hold {
 		{"igw-by-cluster", "internet-gateway", "cluster"},
 		{"route-public-by-cluster", "route-public-default", "cluster"},
 		{"route-table-public-by-cluster", "route-table-public", "cluster"},
-		// namespaced users: Usages in the user's namespace
-		{"nodes-by-eso-controller", "node-group", "bootstrap-eso-controller"},
-		{"flux-access-by-eso-controller", "access-policy-flux", "bootstrap-eso-controller"},
 	}
-	for _, a := range versions.EKSAddons() {
-		h = append(h, Hold{"addon-" + a + "-by-eso-controller", "addon-" + a, "bootstrap-eso-controller"})
+	// namespaced users: Usages in the user's namespace. The first
+	// bootstrap step, and a retired first step while it is kept
+	// (retiringSteps), holds what the hub's Flux needs to remove what
+	// it put on the spoke.
+	for _, by := range []string{BootstrapSteps()[0].Part, retiredESOPart} {
+		h = append(h,
+			Hold{"nodes-by-" + by, "node-group", StepKeyPrefix + by},
+			Hold{"flux-access-by-" + by, "access-policy-flux", StepKeyPrefix + by})
+		for _, a := range versions.EKSAddons() {
+			h = append(h, Hold{"addon-" + a + "-by-" + by, "addon-" + a, StepKeyPrefix + by})
+		}
 	}
-	for _, r := range []string{"crossplane", "eso", "lbc"} {
+	for _, r := range []string{"crossplane", "lbc"} {
 		h = append(h, Hold{"role-" + r, "role-" + r, "node-group"}, Hold{"role-" + r + "-policy-by-nodes", "role-" + r + "-policy", "node-group"})
 	}
 	for _, z := range AZSuffixes {

@@ -266,7 +266,7 @@ func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 	nodes := `{"apiVersion":"eks.aws.upbound.io/v1beta2","kind":"NodeGroup","metadata":{"name":"pay-nodes"},"status":{"atProvider":{"version":"1.35"},"conditions":[{"type":"Ready","status":"True"}]}}`
 	rsp = run(t, newRequest(t, xr("pay", "10.20.0.0/16", 2, "single"), testHub, map[string]string{"log-group": logs, "cluster": cluster, "vpc": vpc, "launch-template": lt, "node-group": nodes}))
 	res := rsp.GetDesired().GetResources()
-	for _, k := range []string{"cluster", "node-group", "role-eso", "role-eso-policy", "oidc-provider", "usage-role-eso-policy-by-nodes", "addon-vpc-cni", "addon-kube-proxy", "addon-coredns"} {
+	for _, k := range []string{"cluster", "node-group", "role-lbc", "role-lbc-policy", "oidc-provider", "usage-role-lbc-policy-by-nodes", "addon-vpc-cni", "addon-kube-proxy", "addon-coredns"} {
 		if _, ok := res[k]; !ok {
 			t.Errorf("%s not composed once the log group is Ready and the issuer known", k)
 		}

@@ -30,6 +30,42 @@ const (
 	KeyLabelValue = "active"
 )
 
+// The hub hands the keys to each spoke with its own Flux: no spoke holds
+// a credential that reads them. The hub's External Secrets writes HubSecret
+// (in the hub's flux-system) from the Secrets Manager document, each value
+// a variable of the spoke's sealing-keys bootstrap step (postBuild
+// substituteFrom), which applies them on the spoke as the key Secrets. The
+// PEM values are base64-encoded (Flux substitutes text into YAML, which a
+// multi-line value would break) and land in the Secrets' data; the Secret
+// names travel with the keys, so that a rotation never applies a new name
+// with an old key (the controller never re-reads a Secret).
+const (
+	HubSecret = "spoke-sealing-keys"
+	// Variables of HubSecret.
+	SpokeActiveSecretVar   = "SPOKE_SEALING_ACTIVE_SECRET"
+	SpokeActiveCertVar     = "SPOKE_SEALING_ACTIVE_CRT"
+	SpokeActiveKeyVar      = "SPOKE_SEALING_ACTIVE_KEY"
+	SpokePreviousSecretVar = "SPOKE_SEALING_PREVIOUS_SECRET"
+	SpokePreviousCertVar   = "SPOKE_SEALING_PREVIOUS_CRT"
+	SpokePreviousKeyVar    = "SPOKE_SEALING_PREVIOUS_KEY"
+	// SpokeSecretPrefix starts the key Secrets' names on a spoke: hub-
+	// and the hub's name for the same key (hub-sealing-key-<id>). Spokes
+	// made before the hub handed the keys over hold them in Secrets of
+	// the hub's names, owned by External Secrets objects: once those go,
+	// the garbage collector deletes those Secrets, so the keys the hub
+	// applies must not share their names.
+	SpokeSecretPrefix = "hub-"
+)
+
+// SpokeVariables are HubSecret's variables.
+func SpokeVariables() []string {
+	return []string{SpokeActiveSecretVar, SpokeActiveCertVar, SpokeActiveKeyVar, SpokePreviousSecretVar, SpokePreviousCertVar, SpokePreviousKeyVar}
+}
+
+// SpokeSecretName is the name on a spoke of the key Secret the hub names
+// hubName.
+func SpokeSecretName(hubName string) string { return SpokeSecretPrefix + hubName }
+
 // ActiveSecretName is the Secret holding the active key. Each key id gets
 // its own name: the controller (sealed-secrets v0.36.6
 // pkg/controller/controller.go watchKeySecrets, with --watch-for-secrets)

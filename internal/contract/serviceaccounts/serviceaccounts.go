@@ -62,6 +62,5 @@ func HubFluxControllers() []ServiceAccount {
 // makes an IRSA role for each.
 var (
 	SpokeCrossplaneAWS       = ServiceAccount{Namespace: "crossplane-system", Name: "provider-aws-", Prefix: true}
-	SpokeExternalSecrets     = ServiceAccount{Namespace: "external-secrets", Name: "external-secrets"}
 	SpokeLoadBalancerControl = ServiceAccount{Namespace: "kube-system", Name: "aws-load-balancer-controller"}
 )

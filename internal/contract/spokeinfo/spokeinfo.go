@@ -25,8 +25,7 @@ const (
 )
 
 // Bootstrap variables: set by the Composition (postBuild.substitute) from
-// the claim and what AWS reports for it, and also carried by spoke-info
-// (except ESORoleARN, which only the bootstrap's ESO release needs).
+// the claim and what AWS reports for it, and also carried by spoke-info.
 const (
 	ClusterName       = "CLUSTER_NAME"     // the spoke's name: the claim's name
 	EKSClusterName    = "EKS_CLUSTER_NAME" // <hub>-<spoke>
@@ -34,7 +33,6 @@ const (
 	VPCID             = "SPOKE_VPC_ID"
 	OIDCIssuer        = "SPOKE_OIDC_ISSUER" // without https://, as IAM conditions use it
 	CrossplaneRoleARN = "SPOKE_CROSSPLANE_ROLE_ARN"
-	ESORoleARN        = "SPOKE_ESO_ROLE_ARN"
 	LBCRoleARN        = "SPOKE_LBC_ROLE_ARN"
 	AppRolePrefix     = "SPOKE_APP_ROLE_PREFIX" // ${SPOKE_ROLE_PREFIX}<spoke>_ (spokeiam.AppRolePrefix)
 	// Quote is a double quote. Flux substitutes after kustomize has dropped
@@ -69,7 +67,6 @@ type Bootstrap[T any] struct {
 	VPCID             T
 	OIDCIssuer        T
 	CrossplaneRoleARN T
-	ESORoleARN        T
 	LBCRoleARN        T
 	AppRolePrefix     T
 }
@@ -83,7 +80,6 @@ func (b Bootstrap[T]) Map() map[string]T {
 		VPCID:             b.VPCID,
 		OIDCIssuer:        b.OIDCIssuer,
 		CrossplaneRoleARN: b.CrossplaneRoleARN,
-		ESORoleARN:        b.ESORoleARN,
 		LBCRoleARN:        b.LBCRoleARN,
 		AppRolePrefix:     b.AppRolePrefix,
 	}

@@ -139,7 +139,6 @@ func spokeFor(env hubiam.Env, info clusterinfo.Values[string], name, region stri
 	return spokeiam.Spoke{
 		Hub: env, Name: name, OIDCIssuer: "oidc.eks." + region + ".amazonaws.com/id/" + pendingIssuerID,
 		AdminPrincipalARNs: admins, FluxRoleARN: info.FluxRoleARN,
-		SealingSecretARN: info.SealingSecretARN, SealingKMSKeyARN: info.SealingKMSKeyARN,
 	}
 }
 

@@ -74,9 +74,9 @@ func TestIAM(t *testing.T) {
 	}{
 		{"unknown cluster", []string{"iam", "zz"}, 1, "zz"},
 		{"a document over its quota", []string{"iam", "--cluster-info", stack(t, "SEALING_SECRET_ARN: arn:aws:secretsmanager:eu-west-1:111122223333:secret:"+
-			strings.Repeat("s", 600)+"-AbCdEf\n")}, 1, "OVER QUOTA"},
+			strings.Repeat("s", 6000)+"-AbCdEf\n")}, 1, "OVER QUOTA"},
 		{"bad output", []string{"iam", "-o", "yaml"}, 2, "allowed text, json"},
-		{"stack the validator refuses", []string{"iam", "--stack", stack(t, "config:\n  aws:region: eu-west-1\n  eks-fleet:sealingSecretName: "+strings.Repeat("s", 65)+"\n")}, 1, "sealingSecretName"},
+		{"stack the validator refuses", []string{"iam", "--stack", stack(t, "config:\n  aws:region: eu-west-1\n  eks-fleet:sealingSecretName: "+strings.Repeat("s", 504)+"\n")}, 1, "sealingSecretName"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := f.run(testDeps(), tt.args...)

@@ -127,7 +127,7 @@ func (a *app) renderBootstrap(ctx context.Context, t *fleettree.Tree, composed [
 	if _, err := kbuild.CopyTree(t.Root, work, info.SystemPath); err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("copy tree: %w", err)}
 	}
-	vars := kbuild.NewVarClient(xrender.ClusterInfoConfigMap(info))
+	vars := kbuild.NewVarClient(xrender.ClusterInfoConfigMap(info), xrender.RedactedHubKeys(info))
 	cache := kbuild.NewCache()
 	n := 0
 	for _, ks := range kss {

@@ -19,10 +19,10 @@ import (
 func TestBoundaryCoversSpokeRolePolicies(t *testing.T) {
 	ex := clusterinfo.Example()
 	env := hubiam.Env{Partition: ex.Partition, AccountID: ex.AccountID, Region: ex.Region, HubName: ex.HubName}
-	boundary := hubiam.SpokeBoundary(env, ex.SealingSecretARN, ex.SealingKMSKeyARN)
+	boundary := hubiam.SpokeBoundary(env)
 	roles, err := spokeiam.Roles(spokeiam.Spoke{
 		Hub: env, Name: "team-a", OIDCIssuer: "oidc.eks." + ex.Region + ".amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE",
-		FluxRoleARN: ex.FluxRoleARN, SealingSecretARN: ex.SealingSecretARN, SealingKMSKeyARN: ex.SealingKMSKeyARN,
+		FluxRoleARN: ex.FluxRoleARN,
 	})
 	if err != nil {
 		t.Fatal(err)

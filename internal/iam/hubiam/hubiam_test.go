@@ -22,7 +22,7 @@ func docs() map[string]policydoc.Document {
 		"crossplane":       Crossplane(env),
 		"external-secrets": ExternalSecrets(env, secretARN, keyARN),
 		"flux":             Flux(env),
-		"spoke-boundary":   SpokeBoundary(env, secretARN, keyARN),
+		"spoke-boundary":   SpokeBoundary(env),
 	}
 }
 
@@ -185,14 +185,20 @@ func TestReadersAndFlux(t *testing.T) {
 }
 
 func TestBoundaryAllowsWhatSpokeRolesNeed(t *testing.T) {
-	b := SpokeBoundary(env, secretARN, keyARN)
+	b := SpokeBoundary(env)
 	actions := b.Actions()
 	for _, a := range []string{
 		"ec2:CreateNetworkInterface", "ecr:GetAuthorizationToken", "elasticloadbalancing:CreateLoadBalancer",
-		"secretsmanager:GetSecretValue", "kms:Decrypt", "dynamodb:PutItem", "sqs:SendMessage", "iam:CreateRole",
+		"dynamodb:PutItem", "sqs:SendMessage", "iam:CreateRole",
 	} {
 		if !coveredBy(b, a) {
 			t.Errorf("boundary lacks %s", a)
+		}
+	}
+	// The hub hands the spokes the sealing keys: no spoke role reads them.
+	for _, a := range []string{"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret", "kms:Decrypt"} {
+		if coveredBy(b, a) {
+			t.Errorf("boundary allows %s", a)
 		}
 	}
 	if slices.Contains(actions, "iam:DeleteRolePermissionsBoundary") || slices.Contains(actions, "iam:CreatePolicyVersion") {

@@ -381,7 +381,11 @@ func Flux(e Env) policydoc.Document {
 // whatever policy is attached to it, scoped by the role's own spoke tag.
 // IAM allows nothing a boundary does not allow, so it needs few denies: only
 // where an allow would reach too far.
-func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
+//
+// It grants nothing on the sealing key: the hub hands the keys to each
+// spoke with its own Flux (sealingkey.HubSecret), so no role under the
+// boundary, whoever made it and whatever it trusts, can read them.
+func SpokeBoundary(e Env) policydoc.Document {
 	cluster := e.spokeCluster()
 	mine := e.SpokeRolePrefix() + varSpoke
 	minted := []string{e.iamARN("role/" + mine + fence.MintedRoleSeparator + "*")}
@@ -498,21 +502,6 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 			"aws:RequestTag/" + fence.TagSpoke: varSpoke, "aws:RequestTag/" + fence.TagCluster: varCluster, "aws:RequestTag/" + fence.TagOIDC: varOIDC,
 		}}},
 	)
-	for _, s := range sealingRead(e, "Seal", secretARN, kmsKeyARN) {
-		// only the spoke's External Secrets role reads the sealing key
-		s.Sid = ""
-		s.Condition = mergeCond(s.Condition, "ArnEquals", "aws:PrincipalArn", e.iamARN("role/"+mine+"-eso"))
-		if slices.Contains(s.Action, "secretsmanager:GetSecretValue") {
-			// and only from the spoke's OIDC provider: a role named like
-			// a spoke's -eso that the hub's Crossplane made or re-trusted
-			// for itself gets no secret value (it could still trust a
-			// provider it made for an EKS cluster it controls: see
-			// docs/iam.md). Not on kms:Decrypt, which Secrets Manager
-			// calls on the caller's behalf.
-			s.Condition = mergeCond(s.Condition, "StringEquals", "aws:FederatedProvider", e.arn("iam", "", "oidc-provider/"+varOIDC))
-		}
-		st = append(st, s)
-	}
 	st = append(st, denyRolePaths(e), policydoc.Statement{
 		// A minted role (an app's) makes no load balancer and changes none:
 		// the subnets a load balancer goes into are fenced in the
@@ -532,29 +521,4 @@ func SpokeBoundary(e Env, secretARN, kmsKeyARN string) policydoc.Document {
 		},
 	})
 	return policydoc.NewDocument(st...)
-}
-
-func sidPart(tag string) string {
-	var b strings.Builder
-	for _, r := range tag {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func mergeCond(c map[string]map[string]any, op, key string, v any) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	for o, kv := range c {
-		out[o] = map[string]any{}
-		for k, x := range kv {
-			out[o][k] = x
-		}
-	}
-	if out[op] == nil {
-		out[op] = map[string]any{}
-	}
-	out[op][key] = v
-	return out
 }

@@ -20,9 +20,11 @@ const (
 // fits its quota at the longest names the validators admit (the quota tests
 // prove it): the stack validator refuses longer values.
 const (
-	// MaxSealingSecretNameLength bounds sealingSecretName (the secret's
-	// ARN is in the spoke boundary).
-	MaxSealingSecretNameLength = 64
+	// MaxSealingSecretNameLength bounds sealingSecretName: Secrets
+	// Manager's 512 less the suffix the program appends ("-" and eight hex
+	// digits, components/sealingkeys). Only the hub's External Secrets
+	// policy names the secret's ARN; spokes never read it.
+	MaxSealingSecretNameLength = 503
 )
 
 // LongestRegions holds, for each supported partition, its longest region
@@ -84,7 +86,7 @@ func Usages(e Env, secretARN, kmsKeyARN string) []Usage {
 	add := func(roleName, kind, arn string, d policydoc.Document, quota int) {
 		out = append(out, Usage{Role: roleName, Kind: kind, ARN: arn, Size: policydoc.Size(d), Quota: quota, Document: d.MustJSON()})
 	}
-	b := SpokeBoundary(e, secretARN, kmsKeyARN)
+	b := SpokeBoundary(e)
 	add(BoundaryPolicyName(e.HubName), KindBoundary, e.BoundaryARN(), b, QuotaManagedPolicy)
 	for _, r := range []struct {
 		name string

@@ -39,9 +39,8 @@ var (
 func spoke(env hubiam.Env, name string) spokeiam.Spoke {
 	return spokeiam.Spoke{
 		Hub: env, Name: name, OIDCIssuer: issuer + strings.ToUpper(strings.ReplaceAll(name, "-", "")) + "0000",
-		FluxRoleARN:      "arn:aws:iam::" + acct + ":role/" + hubiam.FluxRoleName(env.HubName),
-		SealingSecretARN: secret, SealingKMSKeyARN: kmsKey,
-		SubnetIDs: subnets(name),
+		FluxRoleARN: "arn:aws:iam::" + acct + ":role/" + hubiam.FluxRoleName(env.HubName),
+		SubnetIDs:   subnets(name),
 	}
 }
 
@@ -208,7 +207,7 @@ func arn(service, resource string) string {
 }
 
 const (
-	sealingByOthers = "the sealing key as another role than the spoke's ESO"
+	sealingByOthers = "the sealing key (no spoke role may: the hub's Flux hands it over)"
 	readSealingKey  = "read " + sealingByOthers
 )
 
@@ -380,10 +379,6 @@ func needs(s spokeiam.Spoke) map[string][]probe {
 				resTag+fence.TagSpoke, a, reqTag+"crossplane-name", "orders", "aws:TagKeys", []string{"crossplane-name"}),
 			p("delete it", "iam:DeleteRole", arn("iam", "role/"+spokeiam.AppRolePrefix(s.Hub, a)+"orders"), resTag+fence.TagSpoke, a),
 		},
-		spokeiam.RoleESO: {
-			p("read the sealing key", "secretsmanager:GetSecretValue", secret),
-			p("decrypt it", "kms:Decrypt", kmsKey, "kms:ViaService", "secretsmanager."+region+".amazonaws.com"),
-		},
 		spokeiam.RoleLBC: {
 			p("create a load balancer in own subnets", "elasticloadbalancing:CreateLoadBalancer", lb, reqTag+hubiam.TagLBCCluster, A, "aws:TagKeys", []string{hubiam.TagLBCCluster},
 				spokeiam.SubnetConditionKey, s.SubnetIDs[3:]),
@@ -458,9 +453,6 @@ func matrix(t *testing.T, b policydoc.Document, xp policydoc.Document) []expecta
 		subs := subjects(t, a, b)
 		for _, s := range subs {
 			for _, pr := range attacks(pair[0], pair[1]) {
-				if strings.HasSuffix(pr.name, sealingByOthers) && strings.HasSuffix(s.name, "/"+spokeiam.RoleESO) {
-					continue // the spoke's ESO role is the one that may
-				}
 				add(s, pr, false)
 			}
 		}
@@ -509,15 +501,17 @@ func matrix(t *testing.T, b policydoc.Document, xp policydoc.Document) []expecta
 	for _, pr := range hubNeeds() {
 		add(xpSub, pr, true)
 	}
-	// A role named like a spoke's -eso that the hub's Crossplane made (it
-	// may: it makes every spoke's roles) or re-trusted for itself, holding
-	// every action: without the spoke's OIDC provider it gets no sealing
-	// key.
-	for _, provider := range []string{"", "arn:aws:iam::999988887777:oidc-provider/evil.example.com", spoke(hub, "pay-eu").OIDCProviderARN()} {
-		pay := spoke(hub, "pay")
-		eso := fencedRole(pay, b, "eso", spokeiam.RoleARN(pay.Hub, pay.Name, spokeiam.RoleESO), provider)
+	// A role the hub's Crossplane made for itself (it may: it makes every
+	// spoke's roles), named as spokes' External Secrets role was, holding
+	// every action, in a session from no provider, a foreign one, another
+	// spoke's or its own spoke's (a provider the hub's Crossplane made for
+	// an EKS cluster it controls): it gets no sealing key.
+	pay := spoke(hub, "pay")
+	for _, provider := range []string{"", "arn:aws:iam::999988887777:oidc-provider/evil.example.com", spoke(hub, "pay-eu").OIDCProviderARN(), pay.OIDCProviderARN()} {
+		eso := fencedRole(pay, b, "eso", spokeiam.RoleARN(pay.Hub, pay.Name, "eso"), provider)
 		add(eso, p("read the sealing key", "secretsmanager:GetSecretValue", secret), false)
 		add(eso, p("describe the sealing key", "secretsmanager:DescribeSecret", secret), false)
+		add(eso, p("decrypt it", "kms:Decrypt", kmsKey, "kms:ViaService", "secretsmanager."+region+".amazonaws.com"), false)
 	}
 	return out
 }
@@ -683,7 +677,7 @@ func everyAction(t *testing.T, docs []policydoc.Document, exps []expectation) []
 }
 
 func TestFenceUnderARealIAMEvaluator(t *testing.T) {
-	b := hubiam.SpokeBoundary(hub, secret, kmsKey)
+	b := hubiam.SpokeBoundary(hub)
 	xp := hubiam.Crossplane(hub)
 	exps := matrix(t, b, xp)
 	docs := []policydoc.Document{b, xp, hubiam.Crossplane(hub2), hubiam.ExternalSecrets(hub, secret, kmsKey), hubiam.Flux(hub)}
@@ -722,7 +716,7 @@ func TestFenceUnderARealIAMEvaluator(t *testing.T) {
 // A planted over-broad statement in the boundary or the hub's Crossplane
 // policy, and a misspelt action, are caught.
 func TestPlantedOverBroadStatementsFail(t *testing.T) {
-	b := hubiam.SpokeBoundary(hub, secret, kmsKey)
+	b := hubiam.SpokeBoundary(hub)
 	b.Statement = append(b.Statement, policydoc.Statement{Effect: policydoc.Allow, Action: []string{"dynamodb:*"},
 		Resource: []string{"arn:aws:dynamodb:*:" + acct + ":table/mgmt-*"}})
 	xp := hubiam.Crossplane(hub)

@@ -34,10 +34,6 @@ type Spoke struct {
 	AdminPrincipalARNs []string
 	// FluxRoleARN is the hub's Flux role (cluster-info FLUX_ROLE_ARN).
 	FluxRoleARN string
-	// SealingSecretARN and SealingKMSKeyARN are the fleet's sealing key
-	// secret and its KMS key, read by the spoke's External Secrets.
-	SealingSecretARN string
-	SealingKMSKeyARN string
 	// SubnetIDs are the spoke's subnets as AWS reports them: the only ones
 	// its roles may put a load balancer into (SubnetFence). Empty until
 	// AWS reports one: then no load balancer may be made.
@@ -50,14 +46,13 @@ const (
 	RoleCluster    = "cluster"
 	RoleNode       = "node"
 	RoleCrossplane = "crossplane"
-	RoleESO        = "eso"
 	RoleLBC        = "lbc"
 	RoleAdmin      = "admin"
 )
 
 // RoleKeys lists every role key in the order the roles are built.
 func RoleKeys() []string {
-	return []string{RoleCluster, RoleNode, RoleCrossplane, RoleESO, RoleLBC, RoleAdmin}
+	return []string{RoleCluster, RoleNode, RoleCrossplane, RoleLBC, RoleAdmin}
 }
 
 // Role is one IAM role composed for a spoke.
@@ -100,7 +95,6 @@ func (s Spoke) Validate() error {
 	}
 	for k, v := range map[string]string{
 		"Name": s.Name, "FluxRoleARN": s.FluxRoleARN,
-		"SealingSecretARN": s.SealingSecretARN, "SealingKMSKeyARN": s.SealingKMSKeyARN,
 	} {
 		if v == "" {
 			errs = append(errs, fmt.Errorf("spokeiam.Spoke.%s is empty", k))
@@ -188,16 +182,6 @@ func (s Spoke) role(key string) Role {
 		r.IRSA = true
 		r.Trust = s.irsaTrust(serviceaccounts.SpokeCrossplaneAWS)
 		r.Inline = ptr(s.crossplanePolicy())
-	case RoleESO:
-		r.IRSA = true
-		r.Trust = s.irsaTrust(serviceaccounts.SpokeExternalSecrets)
-		r.Inline = ptr(policydoc.NewDocument(
-			policydoc.Statement{Sid: "SealingKey", Effect: policydoc.Allow,
-				Action:   []string{"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"},
-				Resource: []string{s.SealingSecretARN}},
-			policydoc.Statement{Sid: "SealingKeyDecrypt", Effect: policydoc.Allow,
-				Action: []string{"kms:Decrypt"}, Resource: []string{s.SealingKMSKeyARN}},
-		))
 	case RoleLBC:
 		r.IRSA = true
 		r.Trust = s.irsaTrust(serviceaccounts.SpokeLoadBalancerControl)

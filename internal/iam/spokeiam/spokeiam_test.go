@@ -14,12 +14,10 @@ import (
 
 func testSpoke() Spoke {
 	return Spoke{
-		Hub:              hubiam.Env{Partition: "aws", AccountID: "123456789012", Region: "eu-west-1", HubName: "mgmt"},
-		Name:             "apps-staging",
-		OIDCIssuer:       "oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE",
-		FluxRoleARN:      "arn:aws:iam::123456789012:role/mgmt-flux",
-		SealingSecretARN: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:mgmt/sealed-secrets-key-AbCdEf",
-		SealingKMSKeyARN: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+		Hub:         hubiam.Env{Partition: "aws", AccountID: "123456789012", Region: "eu-west-1", HubName: "mgmt"},
+		Name:        "apps-staging",
+		OIDCIssuer:  "oidc.eks.eu-west-1.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE",
+		FluxRoleARN: "arn:aws:iam::123456789012:role/mgmt-flux",
 	}
 }
 
@@ -77,7 +75,6 @@ func TestIRSARolesWaitForTheIssuerAndTrustExactAccounts(t *testing.T) {
 	roles, _ = Roles(s)
 	want := map[string]serviceaccounts.ServiceAccount{
 		RoleCrossplane: serviceaccounts.SpokeCrossplaneAWS,
-		RoleESO:        serviceaccounts.SpokeExternalSecrets,
 		RoleLBC:        serviceaccounts.SpokeLoadBalancerControl,
 	}
 	for _, r := range roles {
@@ -150,7 +147,7 @@ func TestValidateNamesEveryMissingField(t *testing.T) {
 	if err == nil {
 		t.Fatal("empty spoke accepted")
 	}
-	for _, f := range []string{"Name", "FluxRoleARN", "SealingSecretARN", "SealingKMSKeyARN", "Partition"} {
+	for _, f := range []string{"Name", "FluxRoleARN", "Partition"} {
 		if !strings.Contains(err.Error(), f) {
 			t.Errorf("error %q does not name %s", err, f)
 		}

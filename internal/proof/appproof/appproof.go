@@ -241,6 +241,9 @@ func Walk(ctx context.Context, tree string, info clusterinfo.Values[string]) (*k
 	}
 	w := kbuild.NewWalker(work, info.GitURL)
 	xrender.SeedHub(w, info)
+	// What the hub's External Secrets writes for the spokes' sealing-keys
+	// step; the app path reads no key.
+	w.AddVars(kbuild.Hub, xrender.RedactedHubKeys(info))
 	w.Run(ctx)
 	var defs []*unstructured.Unstructured
 	claimKinds := map[string]bool{}

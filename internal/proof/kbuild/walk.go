@@ -59,6 +59,11 @@ type Walker struct {
 	// Cache); NewWalker sets one, nil builds every Kustomization from
 	// scratch. The result is the same either way.
 	Cache *Cache
+	// Derive, when set, gives the objects a controller writes from an
+	// object the walk applies (External Secrets' Secret from an
+	// ExternalSecret). They join the walk on the same cluster, as if
+	// applied: a Secret becomes a substituteFrom source there.
+	Derive func(Built) []*unstructured.Unstructured
 
 	Results  []Built
 	Failures []Failure
@@ -139,6 +144,14 @@ func (w *Walker) AddObjects(cluster, origin string, objs []*unstructured.Unstruc
 func (w *Walker) register(b Built) {
 	o := b.Object
 	w.Results = append(w.Results, b)
+	if w.Derive != nil {
+		defer func() {
+			for _, d := range w.Derive(b) {
+				w.register(Built{Object: d, Origin: b.Origin + ", written for " + o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName(),
+					Path: b.Path, Cluster: b.Cluster})
+			}
+		}()
+	}
 	gvk := o.GroupVersionKind()
 	switch {
 	case gvk.Group == "" && (gvk.Kind == "ConfigMap" || gvk.Kind == "Secret"):

@@ -62,6 +62,16 @@ func FromObject(o *unstructured.Unstructured) (*Store, error) {
 // Unconditioned reports whether the store serves every namespace.
 func (s *Store) Unconditioned() bool { return len(s.conditions) == 0 }
 
+// NamedNamespaces are the namespaces the conditions list by name: each is
+// served once it exists, whether or not the tree creates it.
+func (s *Store) NamedNamespaces() []string {
+	var out []string
+	for _, c := range s.conditions {
+		out = append(out, c.Namespaces...)
+	}
+	return out
+}
+
 // Serves reports whether ESO lets an ExternalSecret in namespace ns (with
 // the Namespace's labels nsLabels; NameLabel is added as the API server
 // does) use the store.

@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -51,6 +52,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
@@ -358,6 +360,29 @@ func ClusterInfoConfigMap(info clusterinfo.Values[string]) *corev1.ConfigMap {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: clusterinfo.Name, Namespace: clusterinfo.Namespace},
 		Data:       info.Map(),
+	}
+}
+
+// RedactedHubKeys stands in for the hub's Secret of the sealing keys as it
+// hands them to spokes (sealingkey.HubSecret, which External Secrets writes
+// from Secrets Manager), where the keys themselves must not show: the
+// Secret names as the hub's tree makes them from cluster-info, each key
+// the base64 of a note saying what it stands for.
+func RedactedHubKeys(info clusterinfo.Values[string]) *corev1.Secret {
+	note := func(what string) []byte {
+		return []byte(base64.StdEncoding.EncodeToString([]byte("(redacted: " + what + ", from Secrets Manager " + info.SealingSecretName + ")")))
+	}
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: sealingkey.HubSecret, Namespace: clusterinfo.Namespace},
+		Data: map[string][]byte{
+			sealingkey.SpokeActiveSecretVar:   []byte(sealingkey.SpokeSecretName(info.SealingActiveKeySecret)),
+			sealingkey.SpokeActiveCertVar:     note("the active certificate"),
+			sealingkey.SpokeActiveKeyVar:      note("the active private key"),
+			sealingkey.SpokePreviousSecretVar: []byte(sealingkey.SpokeSecretName(info.SealingPreviousKeySecret)),
+			sealingkey.SpokePreviousCertVar:   note("the previous certificate"),
+			sealingkey.SpokePreviousKeyVar:    note("the previous private key"),
+		},
 	}
 }
 
