@@ -47,7 +47,7 @@ var bootstrapFixed = map[string][]string{
 // Usage either holds by them is left out, and the variable only the
 // retired release read.
 var (
-	bootstrapRetired  = []string{"eso-controller", "secret-store"}
+	bootstrapRetired  = compose.RetiredParts()
 	bootstrapReplaces = compose.SealingKeysPart
 	retiredVariable   = "SPOKE_ESO_ROLE_ARN"
 )

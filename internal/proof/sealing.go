@@ -110,7 +110,7 @@ func DeliveredSecret(externalSecret *unstructured.Unstructured, document string,
 	}
 	remote := func(ref map[string]any, what string) error {
 		key, _ := ref["key"].(string)
-		if key != info.SealingSecretName && key != info.SealingSecretARN {
+		if !namesSealingSecret(key, info) {
 			return fmt.Errorf("%s reads Secrets Manager secret %q, not the sealing secret %q (${%s})", what, key, info.SealingSecretName, clusterinfo.SealingSecretName)
 		}
 		return nil
@@ -292,11 +292,17 @@ func readsSealingSecret(es *unstructured.Unstructured, info clusterinfo.Values[s
 		}
 	}
 	for _, k := range keys {
-		if k != info.SealingSecretName && k != info.SealingSecretARN {
+		if !namesSealingSecret(k, info) {
 			return false
 		}
 	}
 	return len(keys) > 0
+}
+
+// namesSealingSecret reports whether a remoteRef key is the sealing
+// secret, by name or ARN.
+func namesSealingSecret(key string, info clusterinfo.Values[string]) bool {
+	return key == info.SealingSecretName || key == info.SealingSecretARN
 }
 
 // deliverSealing is the walk's Derive: the Secret External Secrets writes

@@ -16,11 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/deploykey"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/sealing"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
@@ -224,7 +224,14 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 	if !active {
 		t.Errorf("no key Secret on the spoke holds the hub's active key pair (key Secrets: %v)", keyNames)
 	}
-	hubESO := fmt.Sprintf("arn:%s:iam::%s:role/%s", env.Partition, env.AccountID, hubiam.ExternalSecretsRoleName(env.HubName))
+	info, err := h.ClusterInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubESO := info[clusterinfo.ExternalSecretsRoleARN]
+	if hubESO == "" {
+		t.Fatalf("cluster-info has no %s", clusterinfo.ExternalSecretsRoleARN)
+	}
 	for _, c := range h.Endpoints.Calls() {
 		if strings.HasPrefix(c, "secretsmanager:") && !strings.HasPrefix(c, "secretsmanager:GetSecretValue "+hubESO+" ") {
 			t.Errorf("Secrets Manager was called other than by the hub's External Secrets role: %s", c)

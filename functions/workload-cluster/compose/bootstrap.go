@@ -394,6 +394,9 @@ const (
 	retiredStorePart = "secret-store"
 )
 
+// RetiredParts are the retired steps, in the order they were applied.
+func RetiredParts() []string { return []string{retiredESOPart, retiredStorePart} }
+
 // retiringSteps keeps a spoke's retired steps, as they were observed, until
 // the keys cannot be lost with them, and retires them in an order that
 // leaves nothing behind on the spoke:
