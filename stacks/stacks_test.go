@@ -117,6 +117,11 @@ func TestEachBadSettingIsNamed(t *testing.T) {
 		{"eks-fleet:sealingKeyIds", `["key-1","key-1"]`, []string{"eks-fleet:sealingKeyIds", "each key id once"}},
 		{"eks-fleet:sealingKeyIds", `["Key_1"]`, []string{"eks-fleet:sealingKeyIds", `"Key_1"`}},
 		{"eks-fleet:tags", `{"aws:owner":"x"}`, []string{"eks-fleet:tags", "reserved"}},
+		// A hub resource tagged with a key the spokes' boundary trusts,
+		// valued as a spoke's cluster, would be that spoke's to change.
+		{"eks-fleet:tags", `{"elbv2.k8s.aws/cluster":"mgmt-a"}`, []string{"eks-fleet:tags", `"elbv2.k8s.aws/cluster"`, "elbv2.k8s.aws/", "reserved"}},
+		{"eks-fleet:tags", `{"EKS:cluster-name":"mgmt-a"}`, []string{"eks-fleet:tags", `"EKS:cluster-name"`, "eks:", "any case"}},
+		{"eks-fleet:tags", `{"cluster.k8s.amazonaws.com/name":"mgmt-a"}`, []string{"eks-fleet:tags", "cluster.k8s.amazonaws.com/"}},
 		{"eks-fleet:tags", `["x"]`, []string{"eks-fleet:tags", "a map of strings"}},
 		{"eks-fleet:natmode", "single", []string{"eks-fleet:natmode", "a known setting"}},
 	}

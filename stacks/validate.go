@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/publiccidr"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
@@ -385,8 +386,9 @@ func (v *validator) tags(t map[string]string) {
 		switch {
 		case k == "" || utf8.RuneCountInString(k) > MaxTagKeyLen || !tagCharsRE.MatchString(k):
 			v.add(TagsKey, k, fmt.Sprintf("tag keys of 1 to %d characters: %s", MaxTagKeyLen, chars))
-		case strings.HasPrefix(strings.ToLower(k), "aws:"):
-			v.add(TagsKey, k, "tag keys not starting with aws: (reserved by AWS)")
+		case fence.CheckUserTagKey(k) != nil:
+			v.add(TagsKey, k, "tag keys under none of the reserved prefixes "+strings.Join(fence.ReservedTagPrefixList(), ", ")+
+				" (any case; AWS, the fleet and the spokes' controllers write them and the spokes' permissions fence reads them)")
 		case slices.Contains(ProgramTagKeys(), k):
 			v.add(TagsKey, k, "tag keys other than "+strings.Join(ProgramTagKeys(), ", ")+" (set by the program)")
 		case utf8.RuneCountInString(val) > MaxTagValueLen || !tagCharsRE.MatchString(val):

@@ -23,6 +23,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/appinfra"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
@@ -47,6 +48,7 @@ var factChecks = []factCheck{
 	{"bootstrap-substitute", checkBootstrapSubstitute},
 	{"variables", checkVariables},
 	{"kubernetes-versions", checkKubernetesVersions},
+	{"reserved-tags", checkReservedTags},
 	{"chart-versions", checkChartVersions},
 	{"package-versions", checkPackageVersions},
 	{"teardown-timeouts", checkTeardownTimeouts},
@@ -103,6 +105,10 @@ func TestFactsPlanted(t *testing.T) {
 			[]plant.Edit{{File: "apps/payment-app/base/deployment.yaml", Old: "value: ${SPOKE_REGION}", New: "value: ${FLUX_ROLE_ARN}"}}, "${FLUX_ROLE_ARN}"},
 		{"XRD allows a version Go does not", "kubernetes-versions",
 			[]plant.Edit{{File: definition, Old: `enum: ["1.34", "1.35", "1.36"]`, New: `enum: ["1.33", "1.34", "1.35", "1.36"]`}}, "1.33"},
+		{"XRD lets a claim set the load balancer controller's cluster tag", "reserved-tags",
+			[]plant.Edit{{File: definition, Old: "'elbv2.k8s.aws/', ", New: ""}}, "fence.ReservedTagsCEL"},
+		{"XRD compares a reserved prefix case-sensitively", "reserved-tags",
+			[]plant.Edit{{File: definition, Old: "k.lowerAscii().startsWith(p)", New: "k.startsWith(p)"}}, "fence.ReservedTagsCEL"},
 		{"XRD default differs", "kubernetes-versions",
 			[]plant.Edit{{File: definition, Old: `default: "1.35"`, New: `default: "1.34"`}}, "default"},
 		{"ESO chart behind the release", "chart-versions",
@@ -522,6 +528,41 @@ func checkKubernetesVersions(t *testing.T, tree string) []string {
 	}
 	if !found {
 		problems = append(problems, "no XRD under gitops-system/platform-apis has spec.kubernetesVersion")
+	}
+	return problems
+}
+
+// checkReservedTags: the WorkloadCluster XRD refuses, in spec.tags, every
+// key fence.ReservedTagPrefixes reserves, with the rule and message the
+// fence package writes (TestClaimTagsCannotCarryFenceKeys runs the rule on
+// the real CEL).
+func checkReservedTags(t *testing.T, tree string) []string {
+	var problems []string
+	found := false
+	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
+		if !factIsKind(d, "apiextensions.crossplane.io", "CompositeResourceDefinition") {
+			continue
+		}
+		vs, _ := factField(d.obj, "spec", "versions").([]any)
+		for _, v := range vs {
+			tags := factField(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "tags")
+			if tags == nil {
+				continue
+			}
+			found = true
+			rules, _ := factField(tags, "x-kubernetes-validations").([]any)
+			want := []string{fence.ReservedTagsCEL() + "\n" + fence.ReservedTagsMessage() + "\n" + fence.ReservedTagsMessageCEL()}
+			var got []string
+			for _, r := range rules {
+				got = append(got, fmt.Sprint(factField(r, "rule"))+"\n"+fmt.Sprint(factField(r, "message"))+"\n"+fmt.Sprint(factField(r, "messageExpression")))
+			}
+			if !slices.Equal(got, want) {
+				problems = append(problems, fmt.Sprintf("%s: spec.tags validations\n%q\nwant the rule fence.ReservedTagsCEL(), message fence.ReservedTagsMessage() and messageExpression fence.ReservedTagsMessageCEL()\n%q", d.file, got, want))
+			}
+		}
+	}
+	if !found {
+		problems = append(problems, "no XRD under gitops-system/platform-apis has spec.tags")
 	}
 	return problems
 }

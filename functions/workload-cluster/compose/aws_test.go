@@ -27,7 +27,7 @@ func testParams(t *testing.T) Params {
 		Region: "eu-west-1", KubernetesVersion: "1.35", VPCCIDR: "10.30.0.0/16", AvailabilityZones: 3, NATMode: "single",
 		Nodes:             workloadcluster.Nodes{InstanceTypes: []string{"m7i.large"}, Min: 2, Desired: 2, Max: 4},
 		PublicAccessCIDRs: []string{"203.0.113.0/24"}, AdminPrincipalARNs: []string{"arn:aws:iam::111122223333:role/ops"},
-		Tags: map[string]string{"team": "payments", fence.TagSpoke: "someone-else"},
+		Tags: map[string]string{"team": "payments"},
 	}}
 }
 
@@ -152,8 +152,16 @@ func TestIAMIsSpokeiam(t *testing.T) {
 	if errs := checkRoles(last, roles, p.Spoke); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	// The claim cannot set a fence tag: spokeiam's value wins.
-	if got := last.Objects["role-lbc"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any)[fence.TagSpoke]; got != "pay" {
+	// Compose refuses a claim setting a fence tag (TestComposeRefusesReservedTags);
+	// should one reach the IAM part all the same, spokeiam's value wins.
+	forged := p
+	forged.Spec.Tags = map[string]string{"team": "payments", fence.TagSpoke: "someone-else"}
+	var iam Composed
+	iam.Objects = map[string]Object{}
+	if err := IAM(forged, &iam); err != nil {
+		t.Fatal(err)
+	}
+	if got := iam.Objects["role-lbc"]["spec"].(Object)["forProvider"].(Object)["tags"].(map[string]any)[fence.TagSpoke]; got != "pay" {
 		t.Errorf("claim tag overrode the fence: %s=%v", fence.TagSpoke, got)
 	}
 	// Planted: a role without a fence tag, with another boundary, with an
@@ -463,6 +471,53 @@ func TestLoadBalancersOnlyInTheSpokesSubnets(t *testing.T) {
 			}
 			if s := p.spoke(); !slices.Equal(s.SubnetIDs, tc.want) && !(len(s.SubnetIDs) == 0 && len(tc.want) == 0) {
 				t.Errorf("%s: spoke subnets %v, want %v", tc.reason, s.SubnetIDs, tc.want)
+			}
+		})
+	}
+}
+
+// A claim whose tags carry a key the spokes' boundary trusts, or any key
+// under a reserved prefix, composes nothing: the function answers with an
+// error naming spec.tags and the key (a fatal result on the XR).
+func TestComposeRefusesReservedTags(t *testing.T) {
+	tests := []struct {
+		name string
+		tags map[string]string
+		want []string // in the error; none when the claim composes
+	}{
+		{"a team's tags compose", map[string]string{"team": "payments", "cost-center": "42"}, nil},
+		{"EKS's node key, valued as another spoke", map[string]string{fence.TagEKSNodeCluster: "mgmt-a"},
+			[]string{"spec.tags", `"eks:cluster-name"`, "EKS"}},
+		{"the VPC CNI's key", map[string]string{fence.TagCNICluster: "mgmt-a"},
+			[]string{"spec.tags", `"cluster.k8s.amazonaws.com/name"`, "the VPC CNI"}},
+		{"the load balancer controller's key in upper case", map[string]string{"ELBV2.K8S.AWS/cluster": "mgmt-a"},
+			[]string{"spec.tags", `"ELBV2.K8S.AWS/cluster"`, "the AWS Load Balancer Controller"}},
+		{"the fleet's own key", map[string]string{fence.TagSpoke: "someone-else", "team": "payments"},
+			[]string{"spec.tags", `"eksfleet.io/spoke"`, "the fleet"}},
+		{"every reserved key is named", map[string]string{fence.TagLBCCluster: "mgmt-a", fence.TagEKSNodeCluster: "mgmt-a"},
+			[]string{`"elbv2.k8s.aws/cluster"`, `"eks:cluster-name"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testParams(t)
+			p.Spec.Tags = tt.tags
+			c, err := Compose(p)
+			if len(tt.want) == 0 {
+				if err != nil || len(c.Objects) == 0 {
+					t.Fatalf("Compose: %d objects, err %v; want objects and no error", len(c.Objects), err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Compose composed %d objects, want an error naming %v", len(c.Objects), tt.want)
+			}
+			if len(c.Objects) != 0 {
+				t.Errorf("Compose composed %d objects beside its error", len(c.Objects))
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
 			}
 		})
 	}

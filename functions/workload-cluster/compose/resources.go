@@ -1,12 +1,14 @@
 package compose
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
@@ -77,6 +79,9 @@ func Compose(p Params) (Composed, error) {
 	if err := p.Input.Validate(); err != nil {
 		return Composed{}, err
 	}
+	if err := p.ValidateSpec(); err != nil {
+		return Composed{}, err
+	}
 	c := Composed{Objects: map[string]Object{}, Status: map[string]any{}}
 	for _, part := range Parts() {
 		if err := part(p, &c); err != nil {
@@ -84,6 +89,21 @@ func Compose(p Params) (Composed, error) {
 		}
 	}
 	return c, nil
+}
+
+// ValidateSpec refuses what the fence rests on and the XRD refuses too,
+// for a claim the served XRD let through (an XRD older than the function's
+// release, an edited one, or a value CRD validation ratcheting kept on an
+// update): a tag key the spokes' boundary trusts (fence.CheckUserTagKey)
+// would hand this spoke's resources to another spoke's roles.
+func (p Params) ValidateSpec() error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(p.Spec.Tags)) {
+		if err := fence.CheckUserTagKey(k); err != nil {
+			errs = append(errs, fmt.Errorf("spec.tags: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // bootstrapPart composes the hub-side spoke bootstrap (Bootstrap) and
@@ -192,8 +212,10 @@ func with(extra, o Object) Object {
 // tables, routes and associations. Keys are the composition-resource-names
 // the P&T Composition used, so existing XRs keep their objects. Nothing is
 // composed for an AZ or NAT not in use. References name their target
-// (…Ref.name) instead of selecting it: a Ref is resolved on every reconcile,
-// so a private route follows its NAT when natMode changes.
+// (…Ref.name) instead of selecting it; a private route's reference to its
+// NAT gateway has resolve policy Always (alwaysRef below: crossplane-runtime
+// resolves other references only while the field is empty), so the route
+// follows its NAT when natMode changes.
 func Network(p Params) (map[string]Object, error) {
 	sub, err := PlanSubnets(p.Spec.VPCCIDR, p.Spec.AvailabilityZones)
 	if err != nil {
@@ -222,7 +244,7 @@ func Network(p Params) (map[string]Object, error) {
 			if t, ok := fp["tags"].(map[string]any); ok {
 				maps.Copy(tags, t)
 			}
-			tags["eksfleet.io/cluster"] = eks
+			tags[fence.TagCluster] = eks
 			if tagName != tagsOnly {
 				tags["Name"] = tagName
 			}

@@ -87,6 +87,9 @@ func TestCheckClaim(t *testing.T) {
 		{"instance type", func(c *workloadcluster.Claim) { c.Spec.Nodes.InstanceTypes = []string{"m7g.large"} }, []string{"policy/instance-types"}},
 		{"no instance types", func(c *workloadcluster.Claim) { c.Spec.Nodes.InstanceTypes = nil }, []string{"api/instance-types"}},
 		{"tags", func(c *workloadcluster.Claim) { c.Spec.Tags = map[string]string{"aws:x": "y"} }, []string{"api/tags"}},
+		{"tags: keys the spokes' boundary trusts, in any case", func(c *workloadcluster.Claim) {
+			c.Spec.Tags = map[string]string{"team": "payments", "eks:cluster-name": "mgmt-a", "Cluster.K8s.AmazonAWS.com/name": "mgmt-a"}
+		}, []string{"api/tags", "api/tags"}},
 		{"public access", func(c *workloadcluster.Claim) { c.Spec.PublicAccessCIDRs = []string{"everyone"} }, []string{"api/public-access"}},
 		{"admin trust over IAM's quota", func(c *workloadcluster.Claim) {
 			c.Spec.AdminPrincipalARNs = nil

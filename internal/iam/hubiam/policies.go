@@ -78,20 +78,10 @@ func (e Env) Validate() error {
 // whoever may write a boundary may write any policy and mint a role under
 // it; with one Pulumi-owned boundary nobody in the fleet can widen the fence,
 // and the tags it reads are protected by the boundary itself (a bounded role
-// may set them only to its own values) and by the hub Crossplane's policy.
-const (
-	// TagLBCCluster is the tag the AWS Load Balancer Controller puts on
-	// what it creates, value the EKS cluster name.
-	TagLBCCluster = "elbv2.k8s.aws/cluster"
-	// TagEKSCluster is the tag EKS puts on the cluster security group and
-	// the control plane's network interfaces.
-	TagEKSCluster = "aws:eks:cluster-name"
-	// TagEKSNodeCluster is the tag EKS puts on a managed node group's
-	// instances.
-	TagEKSNodeCluster = "eks:cluster-name"
-	// TagCNICluster is the tag the VPC CNI puts on the ENIs it creates.
-	TagCNICluster = "cluster.k8s.amazonaws.com/name"
-)
+// may set them only to its own values), by the hub Crossplane's policy, and by
+// refusing every key under fence.ReservedTagPrefixes in a claim's or the hub
+// stack's tags (the keys AWS and the spokes' controllers write, which the
+// boundary trusts: fence.TrustedTags).
 
 // The policy variables the boundary reads from the calling role's tags.
 const (
@@ -435,7 +425,7 @@ func SpokeBoundary(e Env) policydoc.Document {
 				"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup"},
 			Resource: []string{ec2("network-interface/*"), ec2("security-group/*"),
 				elbv2("loadbalancer/*"), elbv2("targetgroup/*")},
-			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + fence.TagCluster: cluster, "aws:RequestTag/" + TagLBCCluster: cluster}},
+			Condition: map[string]map[string]any{"StringEqualsIfExists": {"aws:RequestTag/" + fence.TagCluster: cluster, "aws:RequestTag/" + fence.TagLBCCluster: cluster}},
 		},
 		// Tags on what the call creates.
 		{Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{"*"},
@@ -460,14 +450,14 @@ func SpokeBoundary(e Env) policydoc.Document {
 		tag     string
 		actions [][]string
 	}{
-		{fence.TagCluster, [][]string{eni, sg, tags}}, // the fleet's (and the nodes' launch template's)
-		{TagEKSCluster, [][]string{eni, sg, tags}},    // EKS's, on the cluster security group
-		{TagEKSNodeCluster, [][]string{eni}},          // EKS's, on managed nodes
-		{TagCNICluster, [][]string{eni, tags}},        // the VPC CNI's, on its interfaces
-		{TagLBCCluster, [][]string{sg, tags, elb}},    // the load balancer controller's
+		{fence.TagCluster, [][]string{eni, sg, tags}},    // the fleet's (and the nodes' launch template's)
+		{fence.TagEKSCluster, [][]string{eni, sg, tags}}, // EKS's, on the cluster security group
+		{fence.TagEKSNodeCluster, [][]string{eni}},       // EKS's, on managed nodes
+		{fence.TagCNICluster, [][]string{eni, tags}},     // the VPC CNI's, on its interfaces
+		{fence.TagLBCCluster, [][]string{sg, tags, elb}}, // the load balancer controller's
 	} {
 		res := []string{"*"}
-		if w.tag == TagLBCCluster {
+		if w.tag == fence.TagLBCCluster {
 			res = []string{ec2("*"), elbv2("*")}
 		}
 		st = append(st, policydoc.Statement{Effect: policydoc.Allow, Action: slices.Concat(w.actions...),

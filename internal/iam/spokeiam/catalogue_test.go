@@ -77,8 +77,8 @@ func allowPatterns(docs ...policydoc.Document) []string {
 func fenceTags(spoke, cluster, oidc string) map[string]string {
 	return map[string]string{
 		fence.TagSpoke: spoke, fence.TagCluster: cluster, fence.TagOIDC: oidc,
-		hubiam.TagEKSCluster: cluster, hubiam.TagEKSNodeCluster: cluster,
-		hubiam.TagCNICluster: cluster, hubiam.TagLBCCluster: cluster,
+		fence.TagEKSCluster: cluster, fence.TagEKSNodeCluster: cluster,
+		fence.TagCNICluster: cluster, fence.TagLBCCluster: cluster,
 	}
 }
 

@@ -349,7 +349,7 @@ func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string, subnetIDs []stri
 	cluster := ClusterName(hub, spoke)
 	p := hub.Partition
 	eq := func(key string) map[string]any { return map[string]any{key: cluster} }
-	reqTag, resTag := "aws:RequestTag/"+hubiam.TagLBCCluster, "aws:ResourceTag/"+hubiam.TagLBCCluster
+	reqTag, resTag := "aws:RequestTag/"+fence.TagLBCCluster, "aws:ResourceTag/"+fence.TagLBCCluster
 	elb := func(r ...string) []string {
 		var out []string
 		for _, x := range r {
@@ -388,7 +388,7 @@ func LoadBalancerControllerPolicy(hub hubiam.Env, spoke string, subnetIDs []stri
 		// the controller made).
 		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress"},
 			Resource:  []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},
-			Condition: map[string]map[string]any{"StringEquals": eq("aws:ResourceTag/" + hubiam.TagEKSCluster)}},
+			Condition: map[string]map[string]any{"StringEquals": eq("aws:ResourceTag/" + fence.TagEKSCluster)}},
 		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:CreateSecurityGroup"}, Resource: []string{"*"},
 			Condition: map[string]map[string]any{"StringEqualsIfExists": eq(reqTag)}},
 		policydoc.Statement{Effect: policydoc.Allow, Action: []string{"ec2:CreateTags"}, Resource: []string{fmt.Sprintf("arn:%s:ec2:*:*:security-group/*", p)},

@@ -25,7 +25,7 @@ const LoadBalancerKind = "elasticloadbalancing/LoadBalancer"
 
 // The controller's names, aws-load-balancer-controller v2.14.0. Written
 // here as upstream has them, not taken from the fleet's own constants
-// (hubiam.TagLBCCluster, the composition's subnet tags): the stand-in
+// (fence.TagLBCCluster, the composition's subnet tags): the stand-in
 // checks those against the controller rather than echoing them.
 const (
 	// serviceFinalizer: pkg/shared_constants/finalizers.go:11.
