@@ -57,6 +57,7 @@ func ReservedTagPrefixes() []ReservedPrefix {
 		{"eks:", "EKS"},
 		{"cluster.k8s.amazonaws.com/", "the VPC CNI"},
 		{"node.k8s.amazonaws.com/", "the VPC CNI"},
+		{"cni.networking.k8s.aws/", "the VPC CNI (subnet discovery)"},
 		{"elbv2.k8s.aws/", "the AWS Load Balancer Controller"},
 		{"ingress.k8s.aws/", "the AWS Load Balancer Controller"},
 		{"service.k8s.aws/", "the AWS Load Balancer Controller"},

@@ -20,6 +20,7 @@ func TestCheckUserTagKey(t *testing.T) {
 		{"EKS's node key in another case: IAM matches it all the same", "EKS:Cluster-Name", "EKS"},
 		{"the VPC CNI's ENI key", TagCNICluster, "the VPC CNI"},
 		{"the VPC CNI's node key", "node.k8s.amazonaws.com/instance_id", "the VPC CNI"},
+		{"the VPC CNI's subnet discovery key", "cni.networking.k8s.aws/cluster/mgmt-a", "the VPC CNI"},
 		{"the load balancer controller's cluster key", TagLBCCluster, "the AWS Load Balancer Controller"},
 		{"the load balancer controller's stack key", "service.k8s.aws/stack", "the AWS Load Balancer Controller"},
 		{"the load balancer controller's ingress key", "ingress.k8s.aws/stack", "the AWS Load Balancer Controller"},
@@ -60,7 +61,7 @@ func TestReservedTagPrefixesAreLowerCase(t *testing.T) {
 
 func TestReservedTagsCEL(t *testing.T) {
 	want := "self.all(k, size(k) >= 1 && size(k) <= 128 && !['aws:', 'eksfleet.io/', 'kubernetes.io/', 'eks:', " +
-		"'cluster.k8s.amazonaws.com/', 'node.k8s.amazonaws.com/', 'elbv2.k8s.aws/', 'ingress.k8s.aws/', 'service.k8s.aws/']" +
+		"'cluster.k8s.amazonaws.com/', 'node.k8s.amazonaws.com/', 'cni.networking.k8s.aws/', 'elbv2.k8s.aws/', 'ingress.k8s.aws/', 'service.k8s.aws/']" +
 		".exists(p, k.lowerAscii().startsWith(p)))"
 	if got := ReservedTagsCEL(); got != want {
 		t.Errorf("ReservedTagsCEL() =\n%s\nwant\n%s", got, want)
@@ -69,7 +70,7 @@ func TestReservedTagsCEL(t *testing.T) {
 
 func TestReservedTagsMessageCEL(t *testing.T) {
 	want := `'tag keys ' + self.filter(k, !(size(k) >= 1 && size(k) <= 128 && !['aws:', 'eksfleet.io/', 'kubernetes.io/', 'eks:', ` +
-		`'cluster.k8s.amazonaws.com/', 'node.k8s.amazonaws.com/', 'elbv2.k8s.aws/', 'ingress.k8s.aws/', 'service.k8s.aws/']` +
+		`'cluster.k8s.amazonaws.com/', 'node.k8s.amazonaws.com/', 'cni.networking.k8s.aws/', 'elbv2.k8s.aws/', 'ingress.k8s.aws/', 'service.k8s.aws/']` +
 		`.exists(p, k.lowerAscii().startsWith(p)))).map(k, '"' + k + '"').join(', ') + ': ' + '` + ReservedTagsMessage() + `'`
 	if strings.ContainsAny(ReservedTagsMessage(), `'"\`) {
 		t.Errorf("ReservedTagsMessage() %q holds a quote or backslash; the CEL expression quotes it", ReservedTagsMessage())
