@@ -6,8 +6,19 @@ package workloadcluster
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 )
+
+// TeamLabel on a claim names the team that owns the cluster (a team of the
+// fleet policy's spec.teams). fleet cluster add --team writes it; the pull
+// request gate auto-approves a change of the claim only for that team's
+// members, and never a change of the label itself.
+const TeamLabel = "eksfleet.io/team"
+
+// TeamNameRE is the form of a team name: a lower-case DNS label, so that
+// it is a valid label value.
+var TeamNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // API coordinates.
 const (

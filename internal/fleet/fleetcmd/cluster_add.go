@@ -28,7 +28,7 @@ type addFlags struct {
 	region, version, cidr, nat, nodes string
 	azs                               int
 	instanceTypes                     []string
-	cert, knownHosts, stack           string
+	cert, knownHosts, stack, team     string
 	publicAccess, admins              []string
 	tags                              map[string]string
 	dryRun                            bool
@@ -84,7 +84,8 @@ or --stack), the same keys the hub's own Flux trusts.`,
 			"the hub's NAT egress IPs are always added by the Composition (cluster-info %s), so do not list them",
 		policy.APIMaxPublic, clusterinfo.HubEgressCIDRs))
 	fl.StringSliceVar(&f.admins, "admin-arns", nil, "IAM role/user ARNs given cluster-admin access entries")
-	fl.StringToStringVar(&f.tags, "tags", nil, "AWS tags KEY=VALUE,... put on every resource")
+	fl.StringToStringVar(&f.tags, "tags", nil, "AWS tags KEY=VALUE,... put on every resource (keys under AWS's, the fleet's, EKS's and the spokes' controllers' prefixes are refused)")
+	fl.StringVar(&f.team, "team", "", "the team that owns the cluster, one of the fleet policy's spec.teams (label "+workloadcluster.TeamLabel+"): only its members' changes of the claim are auto-approved; without it every change of the claim needs the code owners")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check and print what would be written, write nothing")
 	return c
 }
@@ -173,7 +174,7 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 	claim := &workloadcluster.Claim{
 		APIVersion: workloadcluster.APIVersion,
 		Kind:       workloadcluster.ClaimKind,
-		Metadata:   workloadcluster.Metadata{Name: name, Namespace: workloadcluster.ClaimNamespace},
+		Metadata:   workloadcluster.Metadata{Name: name, Namespace: workloadcluster.ClaimNamespace, Labels: teamLabel(f.team)},
 		Spec: workloadcluster.Spec{
 			Region: region, KubernetesVersion: version, VPCCIDR: cidr,
 			AvailabilityZones: f.azs, NATMode: f.nat, Nodes: nodes,
@@ -261,8 +262,19 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 		fmt.Fprintf(a.stdout, "  wrote %s\n", p)
 	}
 	fmt.Fprintf(a.stdout, "\nAdd this read-only deploy key to the Git repository (%s):\n%s\n", info.GitURL, dk.Public)
+	if f.team == "" {
+		fmt.Fprintf(a.stdout, "\nNo --team: the claim names no owning team, so no change of it (this request included) is auto-approved; the code owners review each.\n")
+	}
 	fmt.Fprintf(a.stdout, "\nNext: fleet validate, then open a pull request.\n")
 	return nil
+}
+
+// teamLabel is the claim's labels for its owning team (none without one).
+func teamLabel(team string) map[string]string {
+	if team == "" {
+		return nil
+	}
+	return map[string]string{workloadcluster.TeamLabel: team}
 }
 
 // knownHosts finds the Git host keys: --known-hosts, the tree's file, or

@@ -161,6 +161,8 @@ func TestClusterAddRefusesBadInput(t *testing.T) {
 		{"instance type not allowed", []string{"c1", "--instance-types", "p5.48xlarge"}, nil, nil, 1, []string{"spec.nodes.instanceTypes", "p5.48xlarge", "m7i.large"}},
 		{"bad nat", []string{"c1", "--nat", "none"}, nil, nil, 1, []string{"spec.natMode", `"none"`, "single, per-az"}},
 		{"4 azs", []string{"c1", "--azs", "4"}, nil, nil, 1, []string{"spec.availabilityZones", "2 or 3"}},
+		{"tag key the spokes' boundary trusts", []string{"c1", "--tags", "team=payments,elbv2.k8s.aws/cluster=mgmt-a"}, nil, nil, 1,
+			[]string{"spec.tags", `"elbv2.k8s.aws/cluster"`, "reserved", "the AWS Load Balancer Controller"}},
 		{"bad admin arn", []string{"c1", "--admin-arns", "bob"}, nil, nil, 1, []string{"spec.adminPrincipalArns", `"bob"`}},
 		{"admin of an untrusted account", []string{"c1", "--admin-arns", "arn:aws:iam::999988887777:role/admin"}, nil, nil, 1, []string{"spec.adminPrincipalArns", "999988887777", "spec.adminAccounts", "111122223333"}},
 		{"name already used", []string{"c1"}, func(f *fixture) { f.mustAdd("c1") }, nil, 1, []string{`"c1"`, "already used"}},

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,6 +260,30 @@ func TestValidate(t *testing.T) {
 			wantCode: 0, want: []string{"lists extra.txt, which is not the claim file of a cluster this request adds"}, eligible: ptr(false)},
 		{name: "edited claim is eligible", mutate: func(f *fixture) { f.replace(fleettree.ClaimRel("a"), "max: 4", "max: 5") },
 			changed: "manifests/gitops-system/workload-clusters/a.yaml\n", wantCode: 0, want: []string{"auto-approval: ELIGIBLE (clusters: a)"}, eligible: ptr(true)},
+		{name: "edit by someone outside the owning team is not eligible", mutate: func(f *fixture) { f.replace(fleettree.ClaimRel("a"), "max: 4", "max: 5") },
+			args: []string{"--author", "apps-lead"}, changed: "manifests/gitops-system/workload-clusters/a.yaml\n", wantCode: 0,
+			want: []string{"a: owned by team payments; apps-lead is not a member (spec.teams.payments.members of the base's fleet policy)"}, eligible: ptr(false)},
+		{name: "edit without the author is not eligible", mutate: func(f *fixture) { f.replace(fleettree.ClaimRel("a"), "max: 4", "max: 5") },
+			args: []string{"--author", ""}, changed: "manifests/gitops-system/workload-clusters/a.yaml\n", wantCode: 0,
+			want: []string{"author is unknown (pass --author)"}, eligible: ptr(false)},
+		{name: "moving a cluster to another team is not eligible", mutate: func(f *fixture) {
+			f.replace(fleettree.ClaimRel("a"), "eksfleet.io/team: payments", "eksfleet.io/team: apps")
+		}, args: []string{"--author", "apps-lead"}, changed: "manifests/gitops-system/workload-clusters/a.yaml\n", wantCode: 0,
+			want: []string{`a: changes the owning team (label eksfleet.io/team) from "payments" to "apps"`}, eligible: ptr(false)},
+		{name: "a team the policy does not list fails", mutate: func(f *fixture) {
+			f.replace(fleettree.ClaimRel("b"), "eksfleet.io/team: payments", "eksfleet.io/team: nobody")
+		}, changed: addB, wantCode: 1, want: []string{"policy/team", `"nobody" is not a team of the fleet policy: teams apps, payments`}, eligible: ptr(false)},
+		{name: "new claim naming no team is not eligible", mutate: func(f *fixture) {
+			f.replace(fleettree.ClaimRel("b"), "  labels:\n    eksfleet.io/team: payments\n", "")
+		}, changed: addB, wantCode: 0, want: []string{"b: the claim names no owning team (label eksfleet.io/team"}, eligible: ptr(false)},
+		{name: "an owner's upgrade is eligible and says it cannot be undone", mutate: func(f *fixture) {
+			f.replace(fleettree.ClaimRel("a"), `kubernetesVersion: "1.35"`, `kubernetesVersion: "1.36"`)
+		}, changed: "manifests/gitops-system/workload-clusters/a.yaml\n", wantCode: 0,
+			want: []string{"auto-approval: ELIGIBLE (clusters: a)", "  ! a: kubernetesVersion 1.35 -> 1.36 cannot be undone"}, eligible: ptr(true)},
+		{name: "an owner's tag edit says every node is replaced", mutate: func(f *fixture) {
+			f.replace(fleettree.ClaimRel("a"), "natMode: single", "natMode: single\n  tags:\n    cost-center: \"42\"")
+		}, changed: "manifests/gitops-system/workload-clusters/a.yaml\n", wantCode: 0,
+			want: []string{"auto-approval: ELIGIBLE (clusters: a)", "  ! a: tags reach the nodes' launch template: EKS replaces every node"}, eligible: ptr(true)},
 		{name: "policy change is not eligible", changed: "manifests/gitops-system/workload-clusters/fleet-policy.yaml\n",
 			wantCode: 0, want: []string{"changes the fleet policy"}, eligible: ptr(false)},
 		{name: "removal is not eligible", changed: "manifests/gitops-system/workload-clusters/gone.yaml\n",
@@ -276,18 +301,24 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.mustAdd("a")
+			// Both clusters are team payments'; payments-lead opens the
+			// pull requests unless a case names another author.
+			f.mustAdd("a", "--team", "payments")
 			if tt.changed != "" {
 				// The pull request's base: cluster a exists, b is added.
 				f.commit()
 			}
-			f.mustAdd("b")
+			f.mustAdd("b", "--team", "payments")
 			if tt.mutate != nil {
 				tt.mutate(f)
 			}
 			d := testDeps()
 			d.Prover = &fakeProver{findings: tt.prover}
-			args := append([]string{"validate", f.root}, tt.args...)
+			args := []string{"validate", f.root}
+			if tt.changed != "" && !slices.Contains(tt.args, "--author") {
+				args = append(args, "--author", "payments-lead")
+			}
+			args = append(args, tt.args...)
 			if tt.changed != "" {
 				p := filepath.Join(t.TempDir(), "changed.txt")
 				if err := os.WriteFile(p, []byte(tt.changed), 0o644); err != nil {

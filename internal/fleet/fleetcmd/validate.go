@@ -14,12 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetvalidate"
 )
 
 type validateFlags struct {
-	format, changed, changedPrefix, baseRef string
-	full                                    bool
+	format, changed, changedPrefix, baseRef, author string
+	full                                            bool
 }
 
 func (a *app) validateCmd() *cobra.Command {
@@ -77,6 +78,7 @@ Exit code 1 when any check fails.`,
 	c.Flags().StringVarP(&f.format, "format", "o", "text", "output: text, json or github")
 	c.Flags().StringVar(&f.changed, "changed", "", "file listing the changed files of a pull request ('-': stdin); enables the auto-approval verdict")
 	c.Flags().StringVar(&f.baseRef, "base-ref", "", "Git revision of the pull request's base: changed claims are checked against the API's update rules (immutable region, vpcCidr, availabilityZones; natMode single -> per-az only; one minor version up)")
+	c.Flags().StringVar(&f.author, "author", "", "Git host login of the pull request's author: a changed claim is auto-approved only when the author is a member of its owning team (label "+workloadcluster.TeamLabel+", spec.teams of the base's fleet policy)")
 	c.Flags().BoolVar(&f.full, "full", false, "with --changed, still render every claim (default: only the changed clusters when the change touches only claims, their listing, the policy and workloads folders)")
 	c.Flags().StringVar(&f.changedPrefix, "changed-prefix", "", "prefix of the tree in --changed paths (default: the tree's path relative to the repository root, e.g. manifests/)")
 	return c
@@ -126,7 +128,7 @@ func (a *app) validate(cmd *cobra.Command, f *validateFlags) error {
 			return fmt.Errorf("--changed: %w", err)
 		}
 	}
-	opts := fleetvalidate.Options{Tree: root, Info: info, Prover: a.deps.Prover, Changed: changed, Full: f.full}
+	opts := fleetvalidate.Options{Tree: root, Info: info, Prover: a.deps.Prover, Changed: changed, Full: f.full, Author: f.author}
 	if f.baseRef != "" {
 		if opts.Base, err = gitBase(cmd.Context(), root, f.baseRef); err != nil {
 			return err
@@ -247,6 +249,9 @@ func printText(w io.Writer, r *fleetvalidate.Result) {
 	for _, why := range r.AutoApprove.Reasons {
 		fmt.Fprintf(w, "  - %s\n", why)
 	}
+	for _, n := range r.AutoApprove.Notices {
+		fmt.Fprintf(w, "  ! %s\n", n)
+	}
 }
 
 // GitHub workflow command escaping.
@@ -281,4 +286,7 @@ func printGitHub(w io.Writer, r *fleetvalidate.Result, prefix string) {
 		verdict = "eligible for auto-approval: " + strings.Join(r.AutoApprove.Reasons, "; ")
 	}
 	fmt.Fprintf(w, "::notice title=fleet validate::%s\n", ghData(fmt.Sprintf("%d claim(s), %d finding(s); %s", r.Claims, len(r.Findings), verdict)))
+	for _, n := range r.AutoApprove.Notices {
+		fmt.Fprintf(w, "::warning title=fleet validate: what this edit does::%s\n", ghData(n))
+	}
 }

@@ -83,6 +83,10 @@ type Options struct {
 	// Full proves every claim even when Changed allows a scoped proof
 	// (see ChangeScope).
 	Full bool
+	// Author is the pull request author's Git host login: a change of a
+	// claim is auto-approved only when the author is a member of the team
+	// owning the cluster (ownerReasons).
+	Author string
 }
 
 // AutoApprove is the verdict for a pull request.
@@ -90,6 +94,10 @@ type AutoApprove struct {
 	Eligible bool     `json:"eligible"`
 	Reasons  []string `json:"reasons"` // why not (or what was approved)
 	Clusters []string `json:"clusters,omitempty"`
+	// Notices say what the request's edits of existing claims do beyond
+	// the field: what cannot be undone, what replaces nodes, what costs
+	// more (EditNotices). They are shown whether or not it is eligible.
+	Notices []string `json:"notices,omitempty"`
 }
 
 // Result of a run.
@@ -270,6 +278,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.AutoApprove.Eligible = false
 			res.AutoApprove.Reasons = append(res.AutoApprove.Reasons, rs...)
 		}
+		// Only the owning team changes a cluster without review.
+		if rs := ownerReasons(o.Author, claims, res.AutoApprove.Clusters, o.Base); len(rs) > 0 {
+			if res.AutoApprove.Eligible {
+				res.AutoApprove.Reasons = nil
+			}
+			res.AutoApprove.Eligible = false
+			res.AutoApprove.Reasons = append(res.AutoApprove.Reasons, rs...)
+		}
+		res.AutoApprove.Notices = editNotices(claims, res.AutoApprove.Clusters, o.Base)
 	}
 	return res, nil
 }
@@ -360,7 +377,7 @@ func decide(tree *fleettree.Tree, pol *policy.Policy, res *Result, claims []flee
 		return AutoApprove{Reasons: reasons, Clusters: clusters}
 	}
 	return AutoApprove{Eligible: true, Clusters: clusters,
-		Reasons: []string{"only cluster claims (and their scaffolding) changed, every check passed, nodes within the auto-approval limit"}}
+		Reasons: []string{"only cluster claims (and their scaffolding) changed, every check passed, nodes within the auto-approval limit, the author a member of each owning team"}}
 }
 
 func underAny(f string, prefixes []string) bool {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/publiccidr"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
@@ -63,7 +64,10 @@ const (
 )
 
 var (
-	accountRE  = regexp.MustCompile(`^[0-9]{12}$`)
+	accountRE = regexp.MustCompile(`^[0-9]{12}$`)
+	// loginRE is a Git host login (GitHub's form: letters, digits and
+	// single hyphens, at most 39 characters).
+	loginRE    = regexp.MustCompile(`^[A-Za-z0-9](-?[A-Za-z0-9]){0,38}$`)
 	arnRE      = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]+$`)
 	tagKeyRE   = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,128}$`)
 	tagValueRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$`)
@@ -107,6 +111,9 @@ func (p *Policy) CheckClaim(c *workloadcluster.Claim) []Violation {
 	}
 	if c.Metadata.Namespace != workloadcluster.ClaimNamespace {
 		add(FamilyAPI, "namespace", "metadata.namespace", "%q: claims live in namespace %q", c.Metadata.Namespace, workloadcluster.ClaimNamespace)
+	}
+	if team, ok := c.Metadata.Labels[workloadcluster.TeamLabel]; ok && !slices.Contains(p.TeamNames(), team) {
+		add(FamilyPolicy, "team", "metadata.labels."+workloadcluster.TeamLabel, "%q is not a team of the fleet policy: teams %s (spec.teams)", team, strings.Join(p.TeamNames(), ", "))
 	}
 	s := c.Spec
 	// Region.
@@ -205,9 +212,11 @@ func (p *Policy) CheckClaim(c *workloadcluster.Claim) []Violation {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := s.Tags[k]
+		if err := fence.CheckUserTagKey(k); err != nil {
+			add(FamilyAPI, "tags", "spec.tags", "%v", err)
+			continue
+		}
 		switch {
-		case strings.HasPrefix(strings.ToLower(k), "aws:"), strings.HasPrefix(k, "eksfleet.io/"), strings.HasPrefix(k, "kubernetes.io/"):
-			add(FamilyAPI, "tags", "spec.tags", "key %q: the prefixes aws:, eksfleet.io/ and kubernetes.io/ are reserved", k)
 		case !tagKeyRE.MatchString(k):
 			add(FamilyAPI, "tags", "spec.tags", "key %q: 1-128 letters, digits, spaces and _ . : / = + - @", k)
 		case len(v) > APIMaxTagValue || !tagValueRE.MatchString(v):

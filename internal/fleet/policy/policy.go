@@ -7,6 +7,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"regexp"
@@ -70,6 +71,28 @@ type Policy struct {
 	// quotas; a cluster that would pass them fails validation before it
 	// is merged, instead of failing half-created in AWS.
 	Quotas QuotaPolicy `json:"quotas,omitempty"`
+	// Teams own clusters: a claim names its team in the label
+	// workloadcluster.TeamLabel (fleet cluster add --team), and the pull
+	// request gate auto-approves an edit of a claim only when its author
+	// is a member of the owning team as the base branch lists it. Empty:
+	// no claim is auto-approved.
+	Teams map[string]Team `json:"teams,omitempty"`
+}
+
+// Team is a team of the fleet: its members are Git host logins (the pull
+// request author the gate is given).
+type Team struct {
+	Members []string `json:"members"`
+}
+
+// TeamNames are the policy's teams, sorted.
+func (p *Policy) TeamNames() []string { return slices.Sorted(maps.Keys(p.Teams)) }
+
+// IsMember reports whether login is a member of team (logins compare
+// without regard to case, as Git hosts treat them).
+func (p *Policy) IsMember(team, login string) bool {
+	t, ok := p.Teams[team]
+	return ok && login != "" && slices.ContainsFunc(t.Members, func(m string) bool { return strings.EqualFold(m, login) })
 }
 
 // QuotaPolicy bounds what the fleet's VPCs use in each region. Zero means
@@ -225,6 +248,19 @@ func (p *Policy) check() error {
 	for _, a := range p.AdminAccounts {
 		if !accountRE.MatchString(a) {
 			return fmt.Errorf("spec.adminAccounts: %q is not an AWS account id (12 digits)", a)
+		}
+	}
+	for _, name := range p.TeamNames() {
+		if !workloadcluster.TeamNameRE.MatchString(name) {
+			return fmt.Errorf("spec.teams: %q is not a team name (a lower-case DNS label of at most 63 characters, e.g. payments)", name)
+		}
+		if len(p.Teams[name].Members) == 0 {
+			return fmt.Errorf("spec.teams.%s.members is empty: list the Git host logins of the team", name)
+		}
+		for _, m := range p.Teams[name].Members {
+			if !loginRE.MatchString(m) {
+				return fmt.Errorf("spec.teams.%s.members: %q is not a Git host login (letters, digits and -, at most 39)", name, m)
+			}
 		}
 	}
 	for _, path := range p.AutoApprove.Paths {
