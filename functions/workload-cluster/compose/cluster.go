@@ -1,10 +1,12 @@
 package compose
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
@@ -52,7 +54,7 @@ func ClusterPart(p Params, c *Composed) error {
 		for k, v := range p.Spec.Tags {
 			t[k] = v
 		}
-		t["eksfleet.io/cluster"] = eks
+		t[fence.TagCluster] = eks
 		return t
 	}
 	mr := func(apiVersion, kind, metaName, extName string, fp Object) Object {
@@ -214,9 +216,10 @@ func ClusterPart(p Params, c *Composed) error {
 // it (cluster-info SPOKE_ADDON_VERSIONS). They come once the node group is
 // Ready: coredns becomes active only on nodes. EKS takes over the
 // self-managed ones it installed (resolveConflictsOnCreate OVERWRITE) and
-// its own defaults win on an update, since the fleet sets no add-on
-// configuration. The VPC CNI keeps the node role's permissions (no
-// service-account role), which the spoke's boundary fences.
+// its own defaults win on an update except for the one setting the fleet
+// gives, the VPC CNI's interface tags (vpcCNIConfiguration). The VPC CNI
+// keeps the node role's permissions (no service-account role), which the
+// spoke's boundary fences.
 func addonsPart(p Params, c *Composed, steps kubernetesSteps, mr func(apiVersion, kind, metaName, extName string, fp Object) Object, tags func() map[string]any) error {
 	_, nodesExist := p.Observed["node-group"]
 	started := false
@@ -241,16 +244,46 @@ func addonsPart(p Params, c *Composed, steps kubernetesSteps, mr func(apiVersion
 				continue
 			}
 		}
-		if err := c.add(key, mr(eksV1, "Addon", p.Spoke+"-"+a, "", Object{
+		fp := Object{
 			"region": p.Spec.Region, "clusterNameRef": Object{"name": p.Spoke + "-eks"},
 			"addonName": a, "addonVersion": v,
 			"resolveConflictsOnCreate": "OVERWRITE", "resolveConflictsOnUpdate": "OVERWRITE",
 			"tags": tags(),
-		})); err != nil {
+		}
+		if a == VPCCNIAddon {
+			cfg, err := vpcCNIConfiguration(spokeiam.ClusterName(p.Input.Hub(), p.Spoke))
+			if err != nil {
+				return err
+			}
+			fp["configurationValues"] = cfg
+		}
+		if err := c.add(key, mr(eksV1, "Addon", p.Spoke+"-"+a, "", fp)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// VPCCNIAddon is the EKS add-on name of the VPC CNI.
+const VPCCNIAddon = "vpc-cni"
+
+// vpcCNIConfiguration is the VPC CNI add-on's configurationValues: the
+// network interfaces the CNI creates for pod IPs carry the fleet's cluster
+// tag (ADDITIONAL_ENI_TAGS), the one tag the spokes' boundary lets the node
+// role attach, assign IPs on and delete by. Without it they carry only the
+// CNI's node.k8s.amazonaws.com/instance_id (its cluster tag needs
+// CLUSTER_NAME, which EKS does not set: amazon-vpc-cni-k8s
+// pkg/awsutils/awsutils.go, eniClusterTagKey and clusterNameEnvVar), so the
+// boundary refuses to attach them, pods past the primary interface's IPs
+// never start, and the interfaces leak and hold the subnets at teardown.
+// The CNI refuses only keys under k8s.amazonaws.com (reservedTagKeyPrefix).
+func vpcCNIConfiguration(cluster string) (string, error) {
+	tags, err := json.Marshal(map[string]string{fence.TagCluster: cluster})
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(Object{"env": Object{"ADDITIONAL_ENI_TAGS": string(tags)}})
+	return string(b), err
 }
 
 // NodeTaggedResourceTypes are what the nodes' launch template tags as the

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -137,5 +138,42 @@ func TestIssuerLossKeepsIRSA(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The VPC CNI add-on tags the interfaces it creates with the fleet's
+// cluster tag, the one the spokes' boundary lets the node role attach,
+// assign IPs on and delete by; the other add-ons take EKS's defaults.
+func TestVPCCNITagsItsInterfaces(t *testing.T) {
+	p := testParams(t)
+	cluster := spokeiam.ClusterName(p.Input.Hub(), p.Spoke)
+	runs := converge(t, p)
+	last := runs[len(runs)-1]
+	want := map[string]string{"addon-vpc-cni": `{"env":{"ADDITIONAL_ENI_TAGS":"{\"eksfleet.io/cluster\":\"` + cluster + `\"}"}}`,
+		"addon-kube-proxy": "", "addon-coredns": ""}
+	got := map[string]string{}
+	for key := range want {
+		o, ok := last.Objects[key]
+		if !ok {
+			t.Fatalf("%s not composed", key)
+		}
+		cfg, _ := o["spec"].(Object)["forProvider"].(Object)["configurationValues"].(string)
+		got[key] = cfg
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("configurationValues\n%q\nwant\n%q", got, want)
+	}
+	var cfg struct {
+		Env map[string]string `json:"env"`
+	}
+	if err := json.Unmarshal([]byte(got["addon-vpc-cni"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var tags map[string]string
+	if err := json.Unmarshal([]byte(cfg.Env["ADDITIONAL_ENI_TAGS"]), &tags); err != nil {
+		t.Fatalf("ADDITIONAL_ENI_TAGS %q is not the JSON object the CNI parses: %v", cfg.Env["ADDITIONAL_ENI_TAGS"], err)
+	}
+	if !reflect.DeepEqual(tags, map[string]string{fence.TagCluster: cluster}) {
+		t.Errorf("ADDITIONAL_ENI_TAGS %v", tags)
 	}
 }

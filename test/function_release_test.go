@@ -1,0 +1,212 @@
+package test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
+)
+
+var updateReleases = flag.Bool("update-function-release", false,
+	"record the composition function's output under a new versions.WorkloadClusterFunction in testdata/function-releases.json")
+
+const releasesFile = "testdata/function-releases.json"
+
+// functionRelease is what one release of the composition function composes
+// for the golden claims: a digest of its whole output, and the tree paths
+// its bootstrap Kustomizations read (a hub running that release reads them
+// from the hub's Git branch).
+type functionRelease struct {
+	Version      string   `json:"version"`
+	OutputSHA256 string   `json:"outputSha256"`
+	TreePaths    []string `json:"treePaths"`
+}
+
+// goldenFunctionRun composes every claim of the tree, and a per-zone NAT
+// variant of the first, with the example hub's input, until each converges
+// with every composed resource Ready; it returns the digest of the whole
+// output and the sorted tree paths of its Kustomizations (the per-spoke
+// workloads folders aside).
+func goldenFunctionRun(t *testing.T) (string, []string) {
+	t.Helper()
+	tree, err := fleettree.Open(filepath.Join("..", "manifests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := tree.Claims()
+	if err != nil || len(claims) == 0 {
+		t.Fatalf("the tree's claims: %d, %v", len(claims), err)
+	}
+	in, err := compose.InputFrom(clusterinfo.Example())
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]workloadcluster.Spec{}
+	for _, c := range claims {
+		specs[c.Claim.Metadata.Name] = c.Claim.Spec
+	}
+	perAZ := claims[0].Claim.Spec
+	perAZ.NATMode = workloadcluster.NATPerAZ
+	specs["golden-per-az"] = perAZ
+	h := sha256.New()
+	paths := map[string]bool{}
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range specs {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		out := convergeReady(t, compose.Params{Input: in, Spoke: name, Spec: specs[name]})
+		b, err := json.Marshal(struct {
+			Spoke   string
+			Objects map[string]compose.Object
+			Status  map[string]any
+			Pending []string
+		}{name, out.Objects, out.Status, out.Pending})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+		for _, o := range out.Objects {
+			for _, obj := range embedded(o) {
+				p, _ := field(obj, "spec", "path").(string)
+				if obj["kind"] == "Kustomization" && p != "" && !strings.Contains(p, "gitops-workloads/clusters/") {
+					paths[strings.TrimPrefix(p, "./")] = true
+				}
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), slices.Sorted(func(yield func(string) bool) {
+		for k := range paths {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+}
+
+// convergeReady composes until nothing more appears, each composed
+// resource observed Ready and AWS's identifiers reported as the provider
+// reports them (the VPC's, the subnets', the cluster's ARN and OIDC issuer,
+// the launch template's version), so the bootstrap is composed too.
+func convergeReady(t *testing.T, p compose.Params) compose.Composed {
+	t.Helper()
+	prev := -1
+	for range 10 {
+		c, err := compose.Compose(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Objects) == prev {
+			return c
+		}
+		prev = len(c.Objects)
+		p.Observed = map[string]compose.Object{}
+		for k, o := range c.Objects {
+			st := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			switch {
+			case k == "cluster":
+				st["atProvider"] = map[string]any{"arn": "arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-" + p.Spoke,
+					"identity": []any{map[string]any{"oidc": []any{map[string]any{"issuer": "https://oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF"}}}}}
+			case k == "vpc":
+				st["atProvider"] = map[string]any{"id": "vpc-0" + p.Spoke}
+			case k == "launch-template":
+				st["atProvider"] = map[string]any{"id": "lt-0" + p.Spoke, "latestVersion": float64(1)}
+			case o["kind"] == "Subnet":
+				st["atProvider"] = map[string]any{"id": "subnet-0" + strings.ReplaceAll(k, "-", "")}
+			}
+			p.Observed[k] = compose.Object{"apiVersion": o["apiVersion"], "kind": o["kind"], "metadata": o["metadata"], "spec": o["spec"], "status": st}
+		}
+	}
+	t.Fatal("function did not converge")
+	return compose.Composed{}
+}
+
+// embedded returns o and, for a provider-kubernetes Object, the manifest it
+// applies.
+func embedded(o compose.Object) []compose.Object {
+	out := []compose.Object{o}
+	if m, ok := field(o, "spec", "forProvider", "manifest").(map[string]any); ok {
+		out = append(out, m)
+	}
+	return out
+}
+
+func field(o any, path ...string) any {
+	for _, k := range path {
+		m, ok := o.(map[string]any)
+		if !ok {
+			return nil
+		}
+		o = m[k]
+	}
+	return o
+}
+
+// TestFunctionReleases holds the composition function's output to its
+// version (turn-4 review R2): a hub pulls the function by its tag, so an
+// output change under the same tag never reaches hubs that already pulled
+// it, and a tree change that removes a path an earlier release composes
+// stalls every spoke of a hub still running it.
+//   - The output for the golden claims must equal what the current
+//     version recorded; a change needs a new versions.WorkloadClusterFunction
+//     (recorded with -update-function-release).
+//   - Every tree path the previous release's Kustomizations read must still
+//     exist: remove one a release after the function stops composing it.
+func TestFunctionReleases(t *testing.T) {
+	var recs []functionRelease
+	if b, err := os.ReadFile(releasesFile); err == nil {
+		if err := json.Unmarshal(b, &recs); err != nil {
+			t.Fatalf("%s: %v", releasesFile, err)
+		}
+	} else if !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	sum, paths := goldenFunctionRun(t)
+	i := slices.IndexFunc(recs, func(r functionRelease) bool { return r.Version == versions.WorkloadClusterFunction })
+	switch {
+	case i < 0 && *updateReleases:
+		recs = append(recs, functionRelease{Version: versions.WorkloadClusterFunction, OutputSHA256: sum, TreePaths: paths})
+		b, err := json.MarshalIndent(recs, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(releasesFile, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		i = len(recs) - 1
+	case i < 0:
+		t.Fatalf("%s records no output for versions.WorkloadClusterFunction %s: run go test ./test -run TestFunctionReleases -update-function-release",
+			releasesFile, versions.WorkloadClusterFunction)
+	case i != len(recs)-1:
+		t.Fatalf("versions.WorkloadClusterFunction %s is not the last release recorded in %s (%s): versions only go forward",
+			versions.WorkloadClusterFunction, releasesFile, recs[len(recs)-1].Version)
+	}
+	if recs[i].OutputSHA256 != sum || !slices.Equal(recs[i].TreePaths, paths) {
+		t.Errorf("the function's output for the golden claims changed (sha256 %s, tree paths %v), but versions.WorkloadClusterFunction is still %s (recorded sha256 %s, tree paths %v): "+
+			"bump the version (and the package tag in gitops-system/infrastructure/crossplane-packages/functions.yaml), then record it with -update-function-release",
+			sum, paths, versions.WorkloadClusterFunction, recs[i].OutputSHA256, recs[i].TreePaths)
+	}
+	if i > 0 {
+		prev := recs[i-1]
+		for _, p := range prev.TreePaths {
+			if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(p))); err != nil {
+				t.Errorf("the tree no longer has %s, which function release %s composes: hubs still running it would stall every spoke's bootstrap; remove it a release later", p, prev.Version)
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "function %s: output sha256 %s, %d tree paths\n", versions.WorkloadClusterFunction, sum, len(paths))
+}
