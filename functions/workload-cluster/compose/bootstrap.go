@@ -129,7 +129,7 @@ func BootstrapSteps() []Step {
 		// out at hubStepTimeout: a health check that runs out is retried
 		// a retryInterval later, so a slow first install costs at most
 		// that minute, while a claim deleted during a health check waits
-		// for it to end (kustomize-controller v1.9.5 cancels none for a
+		// for it to end (kustomize-controller v1.9.3 cancels none for a
 		// deletion), and the bound after break glass is a chain of them.
 		{Part: "sealed-secrets", Path: "spoke-bootstrap/sealed-secrets", Release: "sealed-secrets", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
 		{Part: "flux-operator", Path: "spoke-bootstrap/flux-operator", Release: "flux-operator", Timeout: hubStepTimeout, DeletionPolicy: deletionWaitFor, Wait: true},
@@ -153,7 +153,7 @@ func BootstrapSteps() []Step {
 
 // BreakGlassParts are the steps whose finalizer needs the spoke's API
 // (remote, and deletionPolicy prunes): when the spoke is unreachable their
-// deletion retries forever (kustomize-controller v1.9.5 finalize returns
+// deletion retries forever (kustomize-controller v1.9.3 finalize returns
 // GetClient/deleteObjects errors without a time limit; only the wait after
 // a successful delete is bounded by spec.timeout). Suspending them makes
 // the finalizer skip pruning (finalizerShouldDeleteResources).
@@ -392,10 +392,24 @@ func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
 const (
 	retiredESOPart   = "eso-controller"
 	retiredStorePart = "secret-store"
+	// retiredESORelease is the HelmRelease eso-controller applied on the
+	// hub, installing External Secrets onto the spoke.
+	retiredESORelease = "external-secrets"
 )
 
 // RetiredParts are the retired steps, in the order they were applied.
 func RetiredParts() []string { return []string{retiredESOPart, retiredStorePart} }
+
+// RetiredBreakGlass are what break glass must also release on a spoke
+// whose retired steps are still kept (retiringSteps; a spoke bootstrapped
+// before function v0.2.0 that became unreachable before its sealing-keys
+// step was Ready): the remote step secret-store, kept with deletionPolicy
+// Delete, whose finalizer needs the spoke, and eso-controller's hub-side
+// HelmRelease (names after "<spoke>-"). Elsewhere they do not exist, and
+// the commands for them find nothing.
+func RetiredBreakGlass() (parts, releases []string) {
+	return []string{retiredStorePart}, []string{retiredESORelease}
+}
 
 // retiringSteps keeps a spoke's retired steps, as they were observed, until
 // the keys cannot be lost with them, and retires them in an order that
@@ -409,7 +423,7 @@ func RetiredParts() []string { return []string{retiredESOPart, retiredStorePart}
 //     runs to remove their finalizers. It applied the Namespace
 //     sealed-secrets too, which the sealing-keys step has re-applied with
 //     its own owner labels, so the prune skips it (kustomize-controller
-//     v1.9.5 internal/controller/kustomization_controller.go:1407-1416,
+//     v1.9.3 internal/controller/kustomization_controller.go:1407-1416,
 //     deleteObjects: Inclusions are the deleted Kustomization's owner
 //     labels);
 //  3. eso-controller goes once secret-store is gone: its HelmRelease

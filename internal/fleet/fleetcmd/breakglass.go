@@ -11,7 +11,7 @@ import (
 )
 
 // clusterBreakGlassCmd prints the commands that let the deletion of a spoke
-// whose API is gone finish. kustomize-controller (v1.9.5
+// whose API is gone finish. kustomize-controller (v1.9.3
 // finalize) retries pruning through an unreachable cluster without a time
 // limit; a suspended Kustomization's finalizer skips pruning and removes
 // itself. Only the remote steps that prune at deletion need it (the others
@@ -46,6 +46,8 @@ func (a *app) clusterBreakGlass(name string) error {
 	fmt.Fprintf(a.stdout, "# Break glass for spoke %s: only when its API is unreachable and its deletion is stuck.\n", name)
 	fmt.Fprintf(a.stdout, "# Suspended, these Kustomizations skip pruning on the spoke and drop their finalizer,\n")
 	fmt.Fprintf(a.stdout, "# and these HelmReleases are deleted without uninstalling from the spoke.\n")
+	fmt.Fprintf(a.stdout, "# The %s ones exist only on a spoke still moving to the hub's sealing keys\n", strings.Join(retiredNames(name), " and "))
+	fmt.Fprintf(a.stdout, "# (bootstrapped before function v0.2.0); elsewhere kubectl answers NotFound for them.\n")
 	bound, err := compose.UnreachableTeardownBound()
 	if err != nil {
 		return err
@@ -59,6 +61,16 @@ func (a *app) clusterBreakGlass(name string) error {
 	return nil
 }
 
+// retiredNames are spoke name's retired objects break glass names.
+func retiredNames(name string) []string {
+	parts, releases := compose.RetiredBreakGlass()
+	var out []string
+	for _, n := range append(parts, releases...) {
+		out = append(out, compose.BootstrapName(name, n))
+	}
+	return out
+}
+
 // BreakGlassCommands returns the kubectl commands for spoke name: a suspend
 // per Kustomization whose finalizer needs the spoke, and per hub-side
 // HelmRelease installing onto it, with the delete of the HelmChart that
@@ -68,11 +80,12 @@ func BreakGlassCommands(name string) []string {
 		return strings.Join([]string{"kubectl", "--namespace", compose.BootstrapNamespace,
 			"patch", resource, obj, "--type=merge", `--patch='{"spec":{"suspend":true}}'`}, " ")
 	}
+	retiredParts, retiredReleases := compose.RetiredBreakGlass()
 	var out []string
-	for _, part := range compose.BreakGlassParts() {
+	for _, part := range append(compose.BreakGlassParts(), retiredParts...) {
 		out = append(out, suspend("kustomizations.kustomize.toolkit.fluxcd.io", compose.BootstrapName(name, part)))
 	}
-	for _, rel := range compose.BreakGlassReleases() {
+	for _, rel := range append(compose.BreakGlassReleases(), retiredReleases...) {
 		hr := compose.BootstrapName(name, rel)
 		out = append(out, suspend("helmreleases.helm.toolkit.fluxcd.io", hr),
 			strings.Join([]string{"kubectl", "--namespace", compose.BootstrapNamespace, "delete",
