@@ -279,7 +279,7 @@ func TestUsagesSupported(t *testing.T) {
 	}
 }
 
-// healthChecked models kustomize-controller v1.9.5 checkHealth: with wait
+// healthChecked models kustomize-controller v1.9.3 checkHealth: with wait
 // the objects it applied, else spec.healthChecks; none means Ready.
 func healthChecked(ks Object, applied []string) []string {
 	if field(ks, "spec", "wait") == true {

@@ -1,7 +1,7 @@
 // Package secretstore decides which namespaces a ClusterSecretStore serves,
 // as External Secrets Operator does.
 //
-// The rule is ESO's own, at the pinned release (external-secrets v1.3.2,
+// The rule is ESO's own, at the pinned release (external-secrets v0.20.4,
 // pkg/controllers/secretstore/client_manager.go, shouldProcessSecret, lines
 // 227-279): a ClusterSecretStore without spec.conditions serves every
 // namespace; otherwise a namespace is served when, for any condition, its

@@ -20,7 +20,7 @@ func store(t *testing.T, spec string) *Store {
 	return s
 }
 
-// The cases follow ESO v1.3.2's shouldProcessSecret.
+// The cases follow ESO v0.20.4's shouldProcessSecret.
 func TestServes(t *testing.T) {
 	tests := []struct {
 		name   string

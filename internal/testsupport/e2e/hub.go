@@ -189,7 +189,7 @@ const CrossplaneRelease = "manifests/gitops-system/infrastructure/crossplane/rel
 // minutes or more, so their provider writes (finalizer, external name,
 // status) reach the composite at a rate AWS never produces; and the
 // suite's scenarios commit every half minute or so, each commit walking the
-// spoke's eight bootstrap Kustomizations, whose status writes (a few a
+// spoke's seven bootstrap Kustomizations, whose status writes (a few a
 // second while the chain walks, measured) each wake the composite. At the
 // defaults the breaker opened and the composite was reconciled only every
 // 30 s for 5 minutes, which made the scenarios after it wait (an upgrade
