@@ -12,11 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
-	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 )
 
 var updateReleases = flag.Bool("update-function-release", false,
@@ -34,32 +35,33 @@ type functionRelease struct {
 	TreePaths    []string `json:"treePaths"`
 }
 
-// goldenFunctionRun composes every claim of the tree, and a per-zone NAT
-// variant of the first, with the example hub's input, until each converges
-// with every composed resource Ready; it returns the digest of the whole
-// output and the sorted tree paths of its Kustomizations (the per-spoke
-// workloads folders aside).
+// goldenClaimsDir holds the golden claims: fixed, so that the digest
+// follows the function, not the tree (a platform repository adds claims
+// every day).
+const goldenClaimsDir = "testdata/function-golden-claims"
+
+// goldenFunctionRun composes every golden claim with the example hub's
+// input, until each converges with every composed resource Ready; it
+// returns the digest of the whole output and the sorted tree paths of its
+// Kustomizations (the per-spoke workloads folders aside).
 func goldenFunctionRun(t *testing.T) (string, []string) {
 	t.Helper()
-	tree, err := fleettree.Open(filepath.Join("..", "manifests"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	claims, err := tree.Claims()
-	if err != nil || len(claims) == 0 {
-		t.Fatalf("the tree's claims: %d, %v", len(claims), err)
+	files, err := filepath.Glob(filepath.Join(goldenClaimsDir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("golden claims in %s: %d, %v", goldenClaimsDir, len(files), err)
 	}
 	in, err := compose.InputFrom(clusterinfo.Example())
 	if err != nil {
 		t.Fatal(err)
 	}
 	specs := map[string]workloadcluster.Spec{}
-	for _, c := range claims {
-		specs[c.Claim.Metadata.Name] = c.Claim.Spec
+	for _, f := range files {
+		var c workloadcluster.Claim
+		if err := yaml.UnmarshalStrict(mustRead(t, f), &c); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		specs[c.Metadata.Name] = c.Spec
 	}
-	perAZ := claims[0].Claim.Spec
-	perAZ.NATMode = workloadcluster.NATPerAZ
-	specs["golden-per-az"] = perAZ
 	h := sha256.New()
 	paths := map[string]bool{}
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
