@@ -77,7 +77,8 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 			Objects map[string]compose.Object
 			Status  map[string]any
 			Pending []string
-		}{name, out.Objects, out.Status, out.Pending})
+			Notices []compose.Notice
+		}{name, out.Objects, out.Status, out.Pending, out.Notices})
 		if err != nil {
 			t.Fatal(err)
 		}

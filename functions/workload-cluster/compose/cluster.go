@@ -154,7 +154,7 @@ func ClusterPart(p Params, c *Composed) error {
 		} else if v := observedLaunchTemplateVersion(p.Observed["node-group"]); v != "" {
 			lt["version"] = v // keep what the nodes run until the template reports
 		}
-		if err := c.add("node-group", mr(eksV2, "NodeGroup", name("nodes"), NodeGroupName, Object{
+		fp := Object{
 			"region":         p.Spec.Region,
 			"version":        steps.Nodes,
 			"clusterNameRef": ref(name("eks")),
@@ -167,7 +167,20 @@ func ClusterPart(p Params, c *Composed) error {
 			"updateConfig":   Object{"maxUnavailable": 1},
 			"scalingConfig":  Object{"minSize": p.Spec.Nodes.Min, "desiredSize": p.Spec.Nodes.Desired, "maxSize": p.Spec.Nodes.Max},
 			"tags":           tags(),
-		})); err != nil {
+		}
+		if legacyNodeGroup(p.Observed["node-group"]) {
+			// Made by a release before the launch template: EKS takes a
+			// template only at CreateNodegroup (Terraform marks
+			// launch_template.0.name ForceNew, and upjet would refuse the
+			// whole update, scaling and upgrades included), so the group
+			// keeps running without one and says so.
+			delete(fp, "launchTemplate")
+			c.Notices = append(c.Notices, Notice{Type: NodeLaunchTemplateCondition, Warn: true, Reason: "NodeGroupPredatesLaunchTemplate",
+				Message: fmt.Sprintf("node group %s of %s was created without the launch template %s, and EKS cannot add one in place: its nodes' primary network interfaces carry no fleet tag, so the VPC CNI (under the spoke's permissions boundary) cannot assign pod IPs on them; replace the node group to tag them", NodeGroupName, eks, launchTemplate)})
+		} else if nodesExist {
+			c.Notices = append(c.Notices, Notice{Type: NodeLaunchTemplateCondition, Status: true, Reason: "LaunchTemplate"})
+		}
+		if err := c.add("node-group", mr(eksV2, "NodeGroup", name("nodes"), NodeGroupName, fp)); err != nil {
 			return err
 		}
 	}
@@ -308,6 +321,18 @@ func launchTemplateVersion(o Object) string {
 		}
 	}
 	return ""
+}
+
+// NodeLaunchTemplateCondition is the XR (and claim) condition that says
+// whether the spoke's node group runs from the fleet's launch template.
+const NodeLaunchTemplateCondition = "NodeLaunchTemplate"
+
+// legacyNodeGroup reports a node group observed without a launch template
+// in its spec: one a release before the launch template created. Without
+// an observed spec nothing is known, and the group is taken as current.
+func legacyNodeGroup(o Object) bool {
+	fp, ok := field(o, "spec", "forProvider").(map[string]any)
+	return ok && fp["launchTemplate"] == nil
 }
 
 // observedLaunchTemplateVersion is the version the observed node group runs.

@@ -22,9 +22,17 @@ import (
 // and launch template; a node group's instance types, AMI type, capacity
 // type, subnets and role are fixed at CreateNodegroup), so Terraform marks
 // them ForceNew and upjet refuses the update. Keys are JSON argument names
-// of spec.forProvider. region is ForceNew for every regional type.
+// of spec.forProvider; "block.field" is one field of a singleton block
+// (Terraform's block.0.field). region is ForceNew for every regional type.
+//
+// A node group's launch template id and name are ForceNew, its version is
+// not (terraform-provider-aws internal/service/eks/node_group.go,
+// resourceNodeGroup's launch_template schema: id and name ForceNew, version
+// Required only; resourceNodeGroupUpdate sends a new version with
+// UpdateNodegroupVersion): EKS takes a launch template only at
+// CreateNodegroup, so a node group made without one cannot be given one.
 var ForceNew = map[string][]string{
-	"aws_eks_node_group":                {"amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "nodeRoleArn", "remoteAccess", "subnetIds"},
+	"aws_eks_node_group":                {"amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "nodeRoleArn", "remoteAccess", "subnetIds", "launchTemplate.id", "launchTemplate.name"},
 	"aws_eks_cluster":                   {"roleArn", "bootstrapSelfManagedAddons"},
 	"aws_eks_access_entry":              {"clusterName", "principalArn", "type"},
 	"aws_eks_access_policy_association": {"clusterName", "principalArn", "policyArn"},
@@ -263,6 +271,16 @@ func (p *Provider) setAtProvider(u *unstructured.Unstructured, r *Resource) {
 // argument ("" when the change can be applied in place).
 func (p *Provider) immutable(tf string, diff []string, old, cur map[string]any) string {
 	for _, k := range diff {
+		for _, f := range ForceNew[tf] {
+			block, field, nested := strings.Cut(f, ".")
+			if !nested || block != k {
+				continue
+			}
+			o, c := fmt.Sprint(blockField(old[k], field)), fmt.Sprint(blockField(cur[k], field))
+			if o != c {
+				return fmt.Sprintf("cannot change the value of the argument %q from %q to %q", snake(k)+".0."+snake(field), o, c)
+			}
+		}
 		if k != "region" && !slices.Contains(ForceNew[tf], k) {
 			continue
 		}
@@ -270,6 +288,20 @@ func (p *Provider) immutable(tf string, diff []string, old, cur map[string]any) 
 		if ok {
 			return fmt.Sprintf("cannot change the value of the argument %q from %q to %q", oldV[0], oldV[1], newV)
 		}
+	}
+	return ""
+}
+
+// blockField is field of a singleton block (an object, or a one-element
+// list as v1beta1 kinds write it); "" when absent, as Terraform's diff
+// reads a block that is not set.
+func blockField(block any, field string) any {
+	if l, ok := block.([]any); ok && len(l) == 1 {
+		block = l[0]
+	}
+	m, _ := block.(map[string]any)
+	if v, ok := m[field]; ok && v != nil {
+		return v
 	}
 	return ""
 }

@@ -138,6 +138,19 @@ func TestImmutable(t *testing.T) {
 			old:    map[string]any{"scalingConfig": map[string]any{"desiredSize": 3}},
 			cur:    map[string]any{"scalingConfig": map[string]any{"desiredSize": 4}},
 		},
+		"LaunchTemplateOnANodeGroupMadeWithout": {
+			reason: "EKS takes a launch template only at CreateNodegroup: Terraform marks launch_template.0.name ForceNew.",
+			tf:     "aws_eks_node_group",
+			old:    map[string]any{"scalingConfig": map[string]any{"desiredSize": 3}},
+			cur:    map[string]any{"launchTemplate": map[string]any{"name": "mgmt-pay-nodes", "version": "1"}, "scalingConfig": map[string]any{"desiredSize": 3}},
+			want:   `cannot change the value of the argument "launch_template.0.name" from "" to "mgmt-pay-nodes"`,
+		},
+		"LaunchTemplateVersionInPlace": {
+			reason: "A new launch template version is UpdateNodegroupVersion: in place.",
+			tf:     "aws_eks_node_group",
+			old:    map[string]any{"launchTemplate": map[string]any{"name": "mgmt-pay-nodes", "version": "1"}},
+			cur:    map[string]any{"launchTemplate": map[string]any{"name": "mgmt-pay-nodes", "version": "2"}},
+		},
 		"RouteTarget": {
 			reason: "A route's target is ReplaceRoute: in place (natMode reroutes).",
 			tf:     "aws_route",
