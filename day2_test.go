@@ -570,9 +570,10 @@ func TestSpokeZoneIDs(t *testing.T) {
 
 // TestSpokeAddonVersions (N12): the program writes, for each spoke region
 // and each Kubernetes version the fleet accepts, EKS's default version of
-// every managed add-on, read through that region's provider; a version
-// EKS does not offer is refused naming the region, Kubernetes version and
-// add-on.
+// every managed add-on, read through that region's provider. A Kubernetes
+// version a region does not offer yet is left out of that region (T4-M3:
+// it failed the whole pulumi up); a region offering none, or a look-up
+// AWS refuses, fails naming the region, Kubernetes version and add-on.
 func TestSpokeAddonVersions(t *testing.T) {
 	// Each region answers its own builds, so a value read through the
 	// wrong provider shows.
@@ -590,6 +591,11 @@ func TestSpokeAddonVersions(t *testing.T) {
 		}
 		return out
 	}
+	newest := versions.Kubernetes()[len(versions.Kubernetes())-1]
+	withoutNewestIn := func(region string, v clusterinfo.AddonVersions) clusterinfo.AddonVersions {
+		delete(v[region], newest)
+		return v
+	}
 	tests := map[string]struct {
 		reason  string
 		regions string
@@ -601,15 +607,35 @@ func TestSpokeAddonVersions(t *testing.T) {
 			reason: "each region read with its own provider", regions: `["eu-west-1","us-east-1"]`,
 			answer: perRegion, want: want("eu-west-1", "us-east-1"),
 		},
-		"a version EKS does not offer there": {
-			reason: "the fleet accepts a Kubernetes version the region lacks", regions: `["eu-west-1","us-east-1"]`,
+		"a version EKS does not offer there yet": {
+			reason: "the fleet accepts a Kubernetes version one region lacks: that version is left out there, whole", regions: `["eu-west-1","us-east-1"]`,
 			answer: func(region, addon, k8s string) string {
-				if region == "us-east-1" && k8s == "1.36" && addon == "coredns" {
+				if region == "us-east-1" && k8s == newest && addon == "coredns" {
 					return ""
 				}
 				return perRegion(region, addon, k8s)
 			},
-			wantErr: []string{"eks-fleet:spokeRegions us-east-1: EKS add-on coredns for Kubernetes 1.36"},
+			want: withoutNewestIn("us-east-1", want("eu-west-1", "us-east-1")),
+		},
+		"a region offering none of the versions": {
+			reason: "nothing a spoke there could run", regions: `["eu-west-1","us-east-1"]`,
+			answer: func(region, addon, k8s string) string {
+				if region == "us-east-1" {
+					return ""
+				}
+				return perRegion(region, addon, k8s)
+			},
+			wantErr: []string{"eks-fleet:spokeRegions us-east-1: EKS offers add-on versions for none of the Kubernetes versions the fleet accepts"},
+		},
+		"a look-up AWS refuses": {
+			reason: "not a version EKS lacks: the deployer's access", regions: `["eu-west-1","us-east-1"]`,
+			answer: func(region, addon, k8s string) string {
+				if region == "us-east-1" && k8s == newest && addon == "coredns" {
+					return mocks.AddonVersionDenied + "not authorized"
+				}
+				return perRegion(region, addon, k8s)
+			},
+			wantErr: []string{"eks-fleet:spokeRegions us-east-1: EKS add-on coredns for Kubernetes " + newest, "AccessDenied"},
 		},
 	}
 	for name, tc := range tests {

@@ -86,28 +86,51 @@ func SpokeZoneIDs(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) 
 // EKS's default version of the add-on (DescribeAddonVersions, through the
 // provider's getAddonVersion): the version AWS itself installs on a new
 // cluster of that Kubernetes version. Read at every pulumi up, so a newer
-// default reaches running spokes through cluster-info. A version EKS does
-// not offer in a region is refused naming the region, the Kubernetes
-// version and the add-on.
+// default reaches running spokes through cluster-info. A Kubernetes version
+// EKS does not offer in a region yet (a new entry of versions.Kubernetes, a
+// region that lags) is left out of that region, with a warning: spokes
+// there keep the add-on versions they run, new ones get none, and both say
+// so (the function's pending notice) until a pulumi up finds them. A region that offers none of
+// the versions, or a look-up that fails otherwise, is refused naming the
+// region, the Kubernetes version and the add-on.
 func SpokeAddonVersions(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) (clusterinfo.AddonVersions, error) {
 	out := clusterinfo.AddonVersions{}
 	for _, region := range cfg.SpokeRegionList() {
 		out[region] = map[string]map[string]string{}
 		for _, k8s := range versions.Kubernetes() {
-			out[region][k8s] = map[string]string{}
+			found := map[string]string{}
+			var missing []string
 			for _, addon := range versions.EKSAddons() {
 				v, err := eks.GetAddonVersion(ctx, &eks.GetAddonVersionArgs{AddonName: addon, KubernetesVersion: k8s}, regions[region]...)
-				if err != nil {
+				switch {
+				case err != nil && !notOffered(err):
 					return nil, fmt.Errorf("%s %s: EKS add-on %s for Kubernetes %s (one of the versions the fleet accepts): %w",
 						stacks.FullKey(stacks.SpokeRegionsKey), region, addon, k8s, err)
+				case err != nil || v.Version == "":
+					missing = append(missing, addon)
+				default:
+					found[addon] = v.Version
 				}
-				if v.Version == "" {
-					return nil, fmt.Errorf("%s %s: EKS offers no %s add-on for Kubernetes %s (one of the versions the fleet accepts)",
-						stacks.FullKey(stacks.SpokeRegionsKey), region, addon, k8s)
-				}
-				out[region][k8s][addon] = v.Version
 			}
+			if len(missing) > 0 {
+				// Some add-on without a version: the Kubernetes version
+				// is left out whole, so no spoke runs a half-known set.
+				_ = ctx.Log.Warn(fmt.Sprintf("%s %s: EKS offers no %s add-on version for Kubernetes %s yet: left out of cluster-info %s; spokes there keep the add-on versions they run, and new spokes of %s get none, until a pulumi up finds them",
+					stacks.FullKey(stacks.SpokeRegionsKey), region, strings.Join(missing, ", "), k8s, clusterinfo.SpokeAddonVersions, k8s), nil)
+				continue
+			}
+			out[region][k8s] = found
+		}
+		if len(out[region]) == 0 {
+			return nil, fmt.Errorf("%s %s: EKS offers add-on versions for none of the Kubernetes versions the fleet accepts (%s): remove the region or check the account's access to EKS there",
+				stacks.FullKey(stacks.SpokeRegionsKey), region, strings.Join(versions.Kubernetes(), ", "))
 		}
 	}
 	return out, nil
 }
+
+// notOffered reports the provider's answer for an add-on version EKS does
+// not list (terraform-provider-aws's eks add-on version data source wraps
+// tfresource's empty-result error: "reading EKS Add-On version info (...):
+// empty result").
+func notOffered(err error) bool { return strings.Contains(err.Error(), "empty result") }

@@ -41,6 +41,10 @@ const (
 	OIDCID = "EXAMPLED539D4633E53DE1B71EXAMPLE"
 )
 
+// AddonVersionDenied, followed by a message, is an AddonVersion answer
+// that fails the look-up as AWS's AccessDenied does.
+const AddonVersionDenied = "denied:"
+
 // EIPBase is the public IP of the first Elastic IP the mocks allocate
 // (TEST-NET-2); the n-th (from 0) gets its last octet plus n.
 const EIPBase = "198.51.100.10"
@@ -87,7 +91,8 @@ type Mocks struct {
 	// getLogGroups answers, by name prefix).
 	LogGroups []string
 	// AddonVersion answers getAddonVersion for a provider region, add-on
-	// and Kubernetes version ("" is EKS offering none); nil answers
+	// and Kubernetes version ("" is EKS offering none, AddonVersionDenied
+	// and a message an AccessDenied error); nil answers
 	// clusterinfo.ExampleAddonVersion everywhere.
 	AddonVersion func(region, addon, k8s string) string
 	// RealKeys makes tls private keys and self-signed certificates real
@@ -261,6 +266,9 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		if v == "" {
 			// As the provider reports an empty DescribeAddonVersions.
 			return nil, fmt.Errorf("mocks: reading EKS Add-On version info (%s, %s): empty result", addon, k8s)
+		}
+		if denied, ok := strings.CutPrefix(v, AddonVersionDenied); ok {
+			return nil, fmt.Errorf("mocks: reading EKS Add-On version info (%s, %s): operation error EKS: DescribeAddonVersions, AccessDeniedException: %s", addon, k8s, denied)
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"addonName": addon, "kubernetesVersion": k8s, "version": v, "id": addon,
