@@ -62,12 +62,25 @@ var asyncUpdates = map[string][]string{
 }
 
 // inUseRefusal are the types AWS refuses to delete while another resource
-// uses them (EC2 DependencyViolation for a VPC or subnet with resources in
-// it; EKS ResourceInUseException for a cluster with node groups).
+// uses them (usersOf): EC2 DependencyViolation for a VPC or subnet with
+// resources in it, and for an internet gateway whose VPC still maps public
+// addresses (a public NAT gateway's Elastic IP, an internet-facing load
+// balancer's; the Terraform AWS provider's internet gateway delete detaches
+// first and retries this error until its delete timeout,
+// internal/service/ec2/vpc_internet_gateway.go detachInternetGateway); EKS
+// ResourceInUseException for a cluster with node groups; IAM DeleteConflict
+// for a role that still has policies attached or inline (the provider
+// removes the role from its instance profiles, then retries DeleteRole on
+// DeleteConflict: internal/service/iam/role.go, deleteRole and
+// deleteRoleInstanceProfiles; it detaches policies itself only with
+// force_detach_policies or policies in the role's own arguments, which the
+// fleet does not use).
 var inUseRefusal = map[string]string{
-	"aws_vpc":         "api error DependencyViolation: The vpc '%s' has dependencies and cannot be deleted.",
-	"aws_subnet":      "api error DependencyViolation: The subnet '%s' has dependencies and cannot be deleted.",
-	"aws_eks_cluster": "ResourceInUseException: Cluster has nodegroups attached (cluster %s)",
+	"aws_vpc":              "api error DependencyViolation: The vpc '%s' has dependencies and cannot be deleted.",
+	"aws_subnet":           "api error DependencyViolation: The subnet '%s' has dependencies and cannot be deleted.",
+	"aws_internet_gateway": "detaching EC2 Internet Gateway (%s): api error DependencyViolation: Network has some mapped public address(es). Please unmap those public address(es) before detaching the gateway.",
+	"aws_eks_cluster":      "ResourceInUseException: Cluster has nodegroups attached (cluster %s)",
+	"aws_iam_role":         "deleting IAM Role (%s): api error DeleteConflict: Cannot delete entity, must detach all policies first.",
 }
 
 // deletionProtected is DynamoDB's message refusing DeleteTable on a table
@@ -407,19 +420,45 @@ func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) err
 // not uses: a resource tagged with a cluster's name does not hold it.
 func (l *Ledger) usersOf(r *Resource) []string {
 	var out []string
-	for _, o := range l.All() {
+	all := l.All()
+	for _, o := range all {
 		if o.Kind == r.Kind && o.ID == r.ID {
 			continue
 		}
 		uses := mentions(withoutTags(o.Attrs), r.ID)
-		if r.Type == "aws_eks_cluster" {
+		switch r.Type {
+		case "aws_eks_cluster":
 			uses = o.Type == "aws_eks_node_group" && o.Attrs["clusterName"] == r.Name
+		case "aws_internet_gateway":
+			uses = mapsPublicAddress(all, o, r.Attrs["vpcId"])
+		case "aws_iam_role":
+			uses = (o.Type == "aws_iam_role_policy" || o.Type == "aws_iam_role_policy_attachment") && o.Attrs["role"] == r.Name
 		}
 		if uses {
 			out = append(out, o.Kind+"/"+o.ID)
 		}
 	}
 	return out
+}
+
+// mapsPublicAddress reports whether o maps a public address in vpc: a
+// public NAT gateway in one of its subnets, or an internet-facing load
+// balancer in it.
+func mapsPublicAddress(all []Resource, o Resource, vpc any) bool {
+	switch o.Type {
+	case "aws_nat_gateway":
+		if o.Attrs["connectivityType"] == "private" {
+			return false
+		}
+		for _, s := range all {
+			if s.Type == "aws_subnet" && s.ID == o.Attrs["subnetId"] {
+				return vpc != nil && s.Attrs["vpcId"] == vpc
+			}
+		}
+	case "aws_lb":
+		return o.Attrs["internal"] == false && vpc != nil && o.Attrs["vpcId"] == vpc
+	}
+	return false
 }
 
 // withoutTags is attrs without the tag arguments.

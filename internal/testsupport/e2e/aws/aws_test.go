@@ -2,11 +2,13 @@ package aws
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -302,6 +304,89 @@ func TestEKSRefusal(t *testing.T) {
 			got := p.eksRefusal(tc.args.Type, tc.old, tc.args.Attrs)
 			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("%s\neksRefusal(...): got %q, want %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestUsersOf checks which resources keep AWS from deleting another
+// (inUseRefusal): what the delete waits for, and only that.
+func TestUsersOf(t *testing.T) {
+	res := func(kind, tf, id string, attrs map[string]any) Resource {
+		return Resource{Kind: kind, Type: tf, ID: id, Name: id, Attrs: attrs}
+	}
+	igw := res("ec2.aws.upbound.io/InternetGateway", "aws_internet_gateway", "igw-1", map[string]any{"vpcId": "vpc-1"})
+	role := res("iam.aws.upbound.io/Role", "aws_iam_role", "mgmt-spoke-pay-node", map[string]any{})
+	cases := map[string]struct {
+		reason string
+		of     Resource
+		others []Resource
+		want   []string
+	}{
+		"InternetGatewayAndPublicNAT": {
+			reason: "a public NAT gateway's Elastic IP is a mapped public address in the VPC: DetachInternetGateway refuses",
+			of:     igw,
+			others: []Resource{
+				res("ec2.aws.upbound.io/Subnet", "aws_subnet", "subnet-1", map[string]any{"vpcId": "vpc-1"}),
+				res("ec2.aws.upbound.io/NATGateway", "aws_nat_gateway", "nat-1", map[string]any{"subnetId": "subnet-1", "allocationId": "eipalloc-1"}),
+			},
+			want: []string{"ec2.aws.upbound.io/NATGateway/nat-1"},
+		},
+		"InternetGatewayAndOtherVPCsNAT": {
+			reason: "another VPC's public addresses do not hold this gateway",
+			of:     igw,
+			others: []Resource{
+				res("ec2.aws.upbound.io/Subnet", "aws_subnet", "subnet-2", map[string]any{"vpcId": "vpc-2"}),
+				res("ec2.aws.upbound.io/NATGateway", "aws_nat_gateway", "nat-2", map[string]any{"subnetId": "subnet-2"}),
+			},
+		},
+		"InternetGatewayAndPrivateNAT": {
+			reason: "a private NAT gateway maps no public address",
+			of:     igw,
+			others: []Resource{
+				res("ec2.aws.upbound.io/Subnet", "aws_subnet", "subnet-1", map[string]any{"vpcId": "vpc-1"}),
+				res("ec2.aws.upbound.io/NATGateway", "aws_nat_gateway", "nat-3", map[string]any{"subnetId": "subnet-1", "connectivityType": "private"}),
+			},
+		},
+		"InternetGatewayAndLoadBalancers": {
+			reason: "an internet-facing load balancer maps public addresses; an internal one does not",
+			of:     igw,
+			others: []Resource{
+				res(LoadBalancerKind, "aws_lb", "lb-public", map[string]any{"vpcId": "vpc-1", "internal": false}),
+				res(LoadBalancerKind, "aws_lb", "lb-internal", map[string]any{"vpcId": "vpc-1", "internal": true}),
+			},
+			want: []string{LoadBalancerKind + "/lb-public"},
+		},
+		"RoleWithPolicies": {
+			reason: "IAM DeleteRole answers DeleteConflict while policies are inline or attached",
+			of:     role,
+			others: []Resource{
+				res("iam.aws.upbound.io/RolePolicy", "aws_iam_role_policy", "mgmt-spoke-pay-node:cni", map[string]any{"role": "mgmt-spoke-pay-node"}),
+				res("iam.aws.upbound.io/RolePolicyAttachment", "aws_iam_role_policy_attachment", "mgmt-spoke-pay-node-1", map[string]any{"role": "mgmt-spoke-pay-node"}),
+				res("iam.aws.upbound.io/RolePolicyAttachment", "aws_iam_role_policy_attachment", "mgmt-spoke-pay-lbc-1", map[string]any{"role": "mgmt-spoke-pay-lbc"}),
+			},
+			want: []string{"iam.aws.upbound.io/RolePolicy/mgmt-spoke-pay-node:cni", "iam.aws.upbound.io/RolePolicyAttachment/mgmt-spoke-pay-node-1"},
+		},
+		"RoleAlone": {
+			reason: "a role without policies is deleted (the provider removes it from instance profiles itself)",
+			of:     role,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			l := NewLedger()
+			of := tc.of
+			l.put(&of)
+			for i := range tc.others {
+				l.put(&tc.others[i])
+			}
+			got := l.usersOf(&of)
+			sort.Strings(got)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nusersOf(%s): -want, +got:\n%s", tc.reason, of.ID, diff)
+			}
+			if _, refused := inUseRefusal[of.Type]; !refused {
+				t.Errorf("%s: usersOf is modelled but AWS's refusal is not (inUseRefusal)", of.Type)
 			}
 		})
 	}
