@@ -605,7 +605,15 @@ func conditionMessage(o any, typ string) string {
 
 // BootstrapReady is the readiness of a bootstrap object from what is
 // observed: a ConfigMap has no conditions and is ready once it exists;
-// everything else when its Ready condition is True.
+// everything else when its Ready condition is True. A Kustomization that
+// has applied a revision stays ready (sticky, turn-4 review R4) while it
+// reconciles again, Ready Unknown/Progressing (kustomize-controller v1.9.3
+// internal/controller/kustomization_controller.go:322 marks every
+// reconcile so), and while it waits for a dependency to apply a new
+// revision, Ready False/DependencyNotReady (:258): what it applied is in
+// place and neither is a fault, so the claim does not flap on every
+// reconcile and commit. Any other False (its own apply or health check
+// failed) is not ready.
 func BootstrapReady(o Object) bool {
 	if o == nil {
 		return false
@@ -613,7 +621,14 @@ func BootstrapReady(o Object) bool {
 	if o["kind"] == "ConfigMap" {
 		return true
 	}
-	return ConditionTrue(o, "Ready")
+	status, reason, _, found := condition(o, "Ready")
+	if status == "True" {
+		return true
+	}
+	if o["kind"] != "Kustomization" || str(o, "status", "lastAppliedRevision") == "" || !found {
+		return false
+	}
+	return status == "Unknown" && reason == "Progressing" || status == "False" && reason == "DependencyNotReady"
 }
 
 func field(o any, path ...string) any {

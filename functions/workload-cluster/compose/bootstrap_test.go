@@ -383,18 +383,32 @@ func TestBreakGlassParts(t *testing.T) {
 }
 
 func TestBootstrapReady(t *testing.T) {
-	for _, tc := range []struct {
-		o    Object
-		want bool
+	ks := func(applied, status, reason string) Object {
+		st := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": status, "reason": reason}}}
+		if applied != "" {
+			st["lastAppliedRevision"] = applied
+		}
+		return Object{"kind": "Kustomization", "status": st}
+	}
+	for name, tc := range map[string]struct {
+		o      Object
+		want   bool
+		reason string
 	}{
-		{nil, false},
-		{Object{"kind": "ConfigMap"}, true},
-		{Object{"kind": "Kustomization"}, false},
-		{Object{"kind": "Kustomization", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}, true},
-		{Object{"kind": "Usage", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}}, false},
+		"nothing observed":           {nil, false, "not there yet"},
+		"kubeconfig":                 {Object{"kind": "ConfigMap"}, true, "a ConfigMap is ready once it exists"},
+		"no status":                  {Object{"kind": "Kustomization"}, false, "never reconciled"},
+		"ready":                      {ks("main@sha1:1", "True", "ReconciliationSucceeded"), true, "Ready True"},
+		"first reconcile":            {ks("", "Unknown", "Progressing"), false, "nothing applied yet: not ready until the first apply succeeds"},
+		"reconciling again":          {ks("main@sha1:1", "Unknown", "Progressing"), true, "every reconcile marks Ready Unknown: what it applied is in place"},
+		"dependency catching up":     {ks("main@sha1:1", "False", "DependencyNotReady"), true, "a new commit walks the chain: what it applied is in place"},
+		"first wait on a dependency": {ks("", "False", "DependencyNotReady"), false, "never applied"},
+		"own apply failed":           {ks("main@sha1:1", "False", "ReconciliationFailed"), false, "its own failure is a fault"},
+		"health check failed":        {ks("main@sha1:1", "False", "HealthCheckFailed"), false, "its own failure is a fault"},
+		"usage not ready":            {Object{"kind": "Usage", "status": map[string]any{"lastAppliedRevision": "x", "conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "DependencyNotReady"}}}}, false, "stickiness is a Kustomization's only"},
 	} {
 		if got := BootstrapReady(tc.o); got != tc.want {
-			t.Errorf("%v: ready %v, want %v", tc.o, got, tc.want)
+			t.Errorf("%s (%s): ready %v, want %v", name, tc.reason, got, tc.want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 )
 
@@ -38,6 +39,11 @@ type Cluster struct {
 // Kustomization is one bootstrap Kustomization's row.
 type Kustomization struct {
 	Name, Ready, Message, Age string
+	// Settled is the readiness the composition function gives the step
+	// (compose.BootstrapReady): a step that applied a revision and is
+	// reconciling again, or waiting for a dependency to apply a new one,
+	// is settled though its Ready condition is not True.
+	Settled bool
 }
 
 // Status is the fleet as the hub sees it.
@@ -86,7 +92,7 @@ func Read(ctx context.Context, c dynamic.Interface, now time.Time) (*Status, err
 
 func kust(u *unstructured.Unstructured, now time.Time) Kustomization {
 	r, msg := condition(u, "Ready")
-	return Kustomization{Name: u.GetName(), Ready: r, Message: msg, Age: age(u, now)}
+	return Kustomization{Name: u.GetName(), Ready: r, Message: msg, Age: age(u, now), Settled: compose.BootstrapReady(u.Object)}
 }
 
 // condition returns a status condition's status ("Unknown" when absent)
@@ -123,14 +129,16 @@ func age(u *unstructured.Unstructured, now time.Time) string {
 	}
 }
 
-// Healthy reports whether every claim and bootstrap Kustomization is Ready.
+// Healthy reports whether every claim is Ready and Synced and every
+// bootstrap Kustomization settled (Kustomization.Settled): a reconcile in
+// progress or a commit walking the chain is not a fault.
 func (s *Status) Healthy() bool {
 	for _, c := range s.Clusters {
 		if c.Ready != "True" || c.Synced != "True" {
 			return false
 		}
 		for _, k := range c.Bootstrap {
-			if k.Ready != "True" {
+			if !k.Settled {
 				return false
 			}
 		}
