@@ -501,6 +501,29 @@ func checkVariables(t *testing.T, tree string) []string {
 // and default are versions.Kubernetes() and versions.DefaultKubernetes.
 func checkKubernetesVersions(t *testing.T, tree string) []string {
 	var problems []string
+	found := forXRDSpecField(t, tree, "kubernetesVersion", func(file string, kv any) {
+		var enum []string
+		list, _ := factField(kv, "enum").([]any)
+		for _, e := range list {
+			enum = append(enum, fmt.Sprint(e))
+		}
+		if !slices.Equal(enum, versions.Kubernetes()) {
+			problems = append(problems, fmt.Sprintf("%s: kubernetesVersion enum %v, want versions.Kubernetes() %v", file, enum, versions.Kubernetes()))
+		}
+		if def := fmt.Sprint(factField(kv, "default")); def != versions.DefaultKubernetes {
+			problems = append(problems, fmt.Sprintf("%s: kubernetesVersion default %s, want versions.DefaultKubernetes %s", file, def, versions.DefaultKubernetes))
+		}
+	})
+	if !found {
+		problems = append(problems, "no XRD under gitops-system/platform-apis has spec.kubernetesVersion")
+	}
+	return problems
+}
+
+// forXRDSpecField calls fn with the schema of spec.<name> in every version
+// of every XRD under gitops-system/platform-apis, and reports whether any
+// had it.
+func forXRDSpecField(t *testing.T, tree, name string, fn func(file string, schema any)) bool {
 	found := false
 	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
 		if !factIsKind(d, "apiextensions.crossplane.io", "CompositeResourceDefinition") {
@@ -508,28 +531,13 @@ func checkKubernetesVersions(t *testing.T, tree string) []string {
 		}
 		vs, _ := factField(d.obj, "spec", "versions").([]any)
 		for _, v := range vs {
-			kv := factField(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "kubernetesVersion")
-			if kv == nil {
-				continue
-			}
-			found = true
-			var enum []string
-			list, _ := factField(kv, "enum").([]any)
-			for _, e := range list {
-				enum = append(enum, fmt.Sprint(e))
-			}
-			if !slices.Equal(enum, versions.Kubernetes()) {
-				problems = append(problems, fmt.Sprintf("%s: kubernetesVersion enum %v, want versions.Kubernetes() %v", d.file, enum, versions.Kubernetes()))
-			}
-			if def := fmt.Sprint(factField(kv, "default")); def != versions.DefaultKubernetes {
-				problems = append(problems, fmt.Sprintf("%s: kubernetesVersion default %s, want versions.DefaultKubernetes %s", d.file, def, versions.DefaultKubernetes))
+			if sch := factField(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", name); sch != nil {
+				found = true
+				fn(d.file, sch)
 			}
 		}
 	}
-	if !found {
-		problems = append(problems, "no XRD under gitops-system/platform-apis has spec.kubernetesVersion")
-	}
-	return problems
+	return found
 }
 
 // checkReservedTags: the WorkloadCluster XRD refuses, in spec.tags, every
@@ -538,29 +546,17 @@ func checkKubernetesVersions(t *testing.T, tree string) []string {
 // the real CEL).
 func checkReservedTags(t *testing.T, tree string) []string {
 	var problems []string
-	found := false
-	for _, d := range factReadDocs(t, tree, "gitops-system/platform-apis") {
-		if !factIsKind(d, "apiextensions.crossplane.io", "CompositeResourceDefinition") {
-			continue
+	found := forXRDSpecField(t, tree, "tags", func(file string, tags any) {
+		rules, _ := factField(tags, "x-kubernetes-validations").([]any)
+		want := []string{fence.ReservedTagsCEL() + "\n" + fence.ReservedTagsMessage() + "\n" + fence.ReservedTagsMessageCEL()}
+		var got []string
+		for _, r := range rules {
+			got = append(got, fmt.Sprint(factField(r, "rule"))+"\n"+fmt.Sprint(factField(r, "message"))+"\n"+fmt.Sprint(factField(r, "messageExpression")))
 		}
-		vs, _ := factField(d.obj, "spec", "versions").([]any)
-		for _, v := range vs {
-			tags := factField(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "tags")
-			if tags == nil {
-				continue
-			}
-			found = true
-			rules, _ := factField(tags, "x-kubernetes-validations").([]any)
-			want := []string{fence.ReservedTagsCEL() + "\n" + fence.ReservedTagsMessage() + "\n" + fence.ReservedTagsMessageCEL()}
-			var got []string
-			for _, r := range rules {
-				got = append(got, fmt.Sprint(factField(r, "rule"))+"\n"+fmt.Sprint(factField(r, "message"))+"\n"+fmt.Sprint(factField(r, "messageExpression")))
-			}
-			if !slices.Equal(got, want) {
-				problems = append(problems, fmt.Sprintf("%s: spec.tags validations\n%q\nwant the rule fence.ReservedTagsCEL(), message fence.ReservedTagsMessage() and messageExpression fence.ReservedTagsMessageCEL()\n%q", d.file, got, want))
-			}
+		if !slices.Equal(got, want) {
+			problems = append(problems, fmt.Sprintf("%s: spec.tags validations\n%q\nwant the rule fence.ReservedTagsCEL(), message fence.ReservedTagsMessage() and messageExpression fence.ReservedTagsMessageCEL()\n%q", file, got, want))
 		}
-	}
+	})
 	if !found {
 		problems = append(problems, "no XRD under gitops-system/platform-apis has spec.tags")
 	}

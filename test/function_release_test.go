@@ -85,7 +85,7 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 		h.Write(b)
 		for _, o := range out.Objects {
 			for _, obj := range embedded(o) {
-				p, _ := field(obj, "spec", "path").(string)
+				p, _ := factField(obj, "spec", "path").(string)
 				if obj["kind"] == "Kustomization" && p != "" && !strings.Contains(p, "gitops-workloads/clusters/") {
 					paths[strings.TrimPrefix(p, "./")] = true
 				}
@@ -142,21 +142,10 @@ func convergeReady(t *testing.T, p compose.Params) compose.Composed {
 // applies.
 func embedded(o compose.Object) []compose.Object {
 	out := []compose.Object{o}
-	if m, ok := field(o, "spec", "forProvider", "manifest").(map[string]any); ok {
+	if m, ok := factField(o, "spec", "forProvider", "manifest").(map[string]any); ok {
 		out = append(out, m)
 	}
 	return out
-}
-
-func field(o any, path ...string) any {
-	for _, k := range path {
-		m, ok := o.(map[string]any)
-		if !ok {
-			return nil
-		}
-		o = m[k]
-	}
-	return o
 }
 
 // TestFunctionReleases holds the composition function's output to its
