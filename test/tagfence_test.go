@@ -130,6 +130,9 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 	refusals := []struct {
 		by      string
 		refuses func(tags map[string]string) string // the refusal's text; "" when accepted
+		// names says what the refusal names besides the field: the key,
+		// or (the XRD, whose message cannot name it) the prefix
+		names func(key string) string
 	}{
 		{"fleet validate and fleet cluster add (policy.CheckClaim)", func(tags map[string]string) string {
 			var out []string
@@ -137,7 +140,7 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 				out = append(out, vi.Error())
 			}
 			return strings.Join(out, "\n")
-		}},
+		}, key},
 		{"the XRD's CEL rule on the API server", func(tags map[string]string) string {
 			u := &unstructured.Unstructured{}
 			raw, err := yaml.Marshal(claim(tags))
@@ -151,14 +154,14 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 				return errs.ToAggregate().Error()
 			}
 			return ""
-		}},
+		}, prefixOf},
 		{"the composition function", func(tags map[string]string) string {
 			c := claim(tags)
 			if _, err := compose.Compose(compose.Params{Input: in, Spoke: c.Metadata.Name, Spec: c.Spec}); err != nil {
 				return err.Error()
 			}
 			return ""
-		}},
+		}, key},
 		{"the hub stack's validation", func(tags map[string]string) string {
 			cfg := hub
 			cfg.Tags = tags
@@ -167,7 +170,7 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 				out = append(out, err.Error())
 			}
 			return strings.Join(out, "\n")
-		}},
+		}, key},
 	}
 	for _, r := range refusals {
 		t.Run(r.by, func(t *testing.T) {
@@ -177,13 +180,25 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 			for _, k := range keys {
 				for _, variant := range []string{k, strings.ToUpper(k)} {
 					got := r.refuses(map[string]string{"team": "payments", variant: "mgmt-a"})
-					if !strings.Contains(got, "tags") || !strings.Contains(got, variant) {
-						t.Errorf("tag %s=mgmt-a is not refused naming the field and the key; got %q", variant, got)
+					if want := r.names(variant); !strings.Contains(got, "tags") || !strings.Contains(got, want) {
+						t.Errorf("tag %s=mgmt-a is not refused naming the field and %q; got %q", variant, want, got)
 					}
 				}
 			}
 		})
 	}
+}
+
+func key(k string) string { return k }
+
+// prefixOf is the reserved prefix k is under, as the refusals list it.
+func prefixOf(k string) string {
+	for _, p := range fence.ReservedTagPrefixList() {
+		if strings.HasPrefix(strings.ToLower(k), p) {
+			return p
+		}
+	}
+	return "no reserved prefix covers " + k
 }
 
 func mustRead(t *testing.T, path string) []byte {

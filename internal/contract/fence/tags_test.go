@@ -67,15 +67,3 @@ func TestReservedTagsCEL(t *testing.T) {
 		t.Errorf("ReservedTagsCEL() =\n%s\nwant\n%s", got, want)
 	}
 }
-
-func TestReservedTagsMessageCEL(t *testing.T) {
-	want := `'tag keys ' + self.filter(k, !(size(k) >= 1 && size(k) <= 128 && !['aws:', 'eksfleet.io/', 'kubernetes.io/', 'eks:', ` +
-		`'cluster.k8s.amazonaws.com/', 'node.k8s.amazonaws.com/', 'cni.networking.k8s.aws/', 'elbv2.k8s.aws/', 'ingress.k8s.aws/', 'service.k8s.aws/']` +
-		`.exists(p, k.lowerAscii().startsWith(p)))).map(k, '"' + k + '"').join(', ') + ': ' + '` + ReservedTagsMessage() + `'`
-	if strings.ContainsAny(ReservedTagsMessage(), `'"\`) {
-		t.Errorf("ReservedTagsMessage() %q holds a quote or backslash; the CEL expression quotes it", ReservedTagsMessage())
-	}
-	if got := ReservedTagsMessageCEL(); got != want {
-		t.Errorf("ReservedTagsMessageCEL() =\n%s\nwant\n%s", got, want)
-	}
-}
