@@ -284,11 +284,12 @@ const VPCCNIAddon = "vpc-cni"
 // network interfaces the CNI creates for pod IPs carry the fleet's cluster
 // tag (ADDITIONAL_ENI_TAGS), the one tag the spokes' boundary lets the node
 // role attach, assign IPs on and delete by. Without it they carry only the
-// CNI's node.k8s.amazonaws.com/instance_id (its cluster tag needs
-// CLUSTER_NAME, which EKS does not set: amazon-vpc-cni-k8s
-// pkg/awsutils/awsutils.go, eniClusterTagKey and clusterNameEnvVar), so the
-// boundary refuses to attach them, pods past the primary interface's IPs
-// never start, and the interfaces leak and hold the subnets at teardown.
+// CNI's node.k8s.amazonaws.com/instance_id unless CLUSTER_NAME is set
+// (amazon-vpc-cni-k8s pkg/awsutils/awsutils.go, eniClusterTagKey and
+// clusterNameEnvVar), which nothing in the fleet set and no EKS document
+// says the managed add-on sets: then the boundary refuses to attach them,
+// pods past the primary interface's IPs never start, and the interfaces
+// leak and hold the subnets at teardown.
 // The CNI refuses only keys under k8s.amazonaws.com (reservedTagKeyPrefix).
 func vpcCNIConfiguration(cluster string) (string, error) {
 	tags, err := json.Marshal(map[string]string{fence.TagCluster: cluster})
