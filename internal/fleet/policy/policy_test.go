@@ -38,6 +38,9 @@ func TestParse(t *testing.T) {
 		{"unknown field", "maxNodes: 20", "maxNodes: 20\n  maxNode: 3", "maxNode"},
 		{"name limit above the API", "maxLength: 20", "maxLength: 30", "spec.names.maxLength"},
 		{"wrong kind", "kind: FleetPolicy", "kind: Policy", "FleetPolicy"},
+		{"team name not a label value", "    payments:\n      members:", "    Payments_Team:\n      members:", `spec.teams: "Payments_Team"`},
+		{"team without members", "    payments:\n      members:\n        - payments-lead", "    payments:\n      members: []", "spec.teams.payments.members is empty"},
+		{"member not a login", "        - payments-lead", "        - payments lead", `spec.teams.payments.members: "payments lead"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
