@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,13 +65,7 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 	}
 	h := sha256.New()
 	paths := map[string]bool{}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range specs {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		out := convergeReady(t, compose.Params{Input: in, Spoke: name, Spec: specs[name]})
 		b, err := json.Marshal(struct {
 			Spoke   string
@@ -92,13 +87,7 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 			}
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), slices.Sorted(func(yield func(string) bool) {
-		for k := range paths {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	return hex.EncodeToString(h.Sum(nil)), slices.Sorted(maps.Keys(paths))
 }
 
 // convergeReady composes until nothing more appears, each composed

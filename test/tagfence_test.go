@@ -140,7 +140,7 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 				out = append(out, vi.Error())
 			}
 			return strings.Join(out, "\n")
-		}, key},
+		}, theKey},
 		{"the XRD's CEL rule on the API server", func(tags map[string]string) string {
 			u := &unstructured.Unstructured{}
 			raw, err := yaml.Marshal(claim(tags))
@@ -161,7 +161,7 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 				return err.Error()
 			}
 			return ""
-		}, key},
+		}, theKey},
 		{"the hub stack's validation", func(tags map[string]string) string {
 			cfg := hub
 			cfg.Tags = tags
@@ -170,7 +170,7 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 				out = append(out, err.Error())
 			}
 			return strings.Join(out, "\n")
-		}, key},
+		}, theKey},
 	}
 	for _, r := range refusals {
 		t.Run(r.by, func(t *testing.T) {
@@ -189,7 +189,8 @@ func TestClaimTagsCannotCarryFenceKeys(t *testing.T) {
 	}
 }
 
-func key(k string) string { return k }
+// theKey: the refusal names the key itself.
+func theKey(k string) string { return k }
 
 // prefixOf is the reserved prefix k is under, as the refusals list it.
 func prefixOf(k string) string {

@@ -90,9 +90,10 @@ func SpokeZoneIDs(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) 
 // EKS does not offer in a region yet (a new entry of versions.Kubernetes, a
 // region that lags) is left out of that region, with a warning: spokes
 // there keep the add-on versions they run, new ones get none, and both say
-// so (the function's pending notice) until a pulumi up finds them. A region that offers none of
-// the versions, or a look-up that fails otherwise, is refused naming the
-// region, the Kubernetes version and the add-on.
+// so (the function's pending notice) until a pulumi up finds them. A
+// region that offers none of the versions, or a look-up that fails
+// otherwise, is refused naming the region, the Kubernetes version and the
+// add-on.
 func SpokeAddonVersions(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) (clusterinfo.AddonVersions, error) {
 	out := clusterinfo.AddonVersions{}
 	for _, region := range cfg.SpokeRegionList() {

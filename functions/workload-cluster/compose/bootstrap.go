@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -608,7 +610,7 @@ func conditionMessage(o any, typ string) string {
 // everything else when its Ready condition is True. A Kustomization that
 // has applied a revision stays ready (sticky, turn-4 review R4) while it
 // reconciles again, Ready Unknown/Progressing (kustomize-controller v1.9.3
-// internal/controller/kustomization_controller.go:322 marks every
+// internal/controller/kustomization_controller.go:325 marks every
 // reconcile so), and while it waits for a dependency to apply a new
 // revision, Ready False/DependencyNotReady (:258): what it applied is in
 // place and neither is a fault, so the claim does not flap on every
@@ -621,14 +623,15 @@ func BootstrapReady(o Object) bool {
 	if o["kind"] == "ConfigMap" {
 		return true
 	}
-	status, reason, _, found := condition(o, "Ready")
-	if status == "True" {
+	status, reason, _, found := condition(o, meta.ReadyCondition)
+	if status == string(metav1.ConditionTrue) {
 		return true
 	}
 	if o["kind"] != "Kustomization" || str(o, "status", "lastAppliedRevision") == "" || !found {
 		return false
 	}
-	return status == "Unknown" && reason == "Progressing" || status == "False" && reason == "DependencyNotReady"
+	return status == string(metav1.ConditionUnknown) && reason == meta.ProgressingReason ||
+		status == string(metav1.ConditionFalse) && reason == meta.DependencyNotReadyReason
 }
 
 func field(o any, path ...string) any {

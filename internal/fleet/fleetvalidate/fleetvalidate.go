@@ -278,15 +278,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.AutoApprove.Eligible = false
 			res.AutoApprove.Reasons = append(res.AutoApprove.Reasons, rs...)
 		}
-		// Only the owning team changes a cluster without review.
-		if rs := ownerReasons(o.Author, claims, res.AutoApprove.Clusters, o.Base); len(rs) > 0 {
+		// Only the owning team changes a cluster without review; ownership
+		// is read from the base.
+		var rs []string
+		if o.Base == nil {
+			if len(res.AutoApprove.Clusters) > 0 {
+				rs = []string{"cluster ownership is read from the base branch: pass --base-ref"}
+			}
+		} else {
+			edits, unread := claimEdits(claims, res.AutoApprove.Clusters, o.Base)
+			rs = append(unread, ownerReasons(o.Author, edits, o.Base)...)
+			res.AutoApprove.Notices = editNotices(edits)
+		}
+		if len(rs) > 0 {
 			if res.AutoApprove.Eligible {
 				res.AutoApprove.Reasons = nil
 			}
 			res.AutoApprove.Eligible = false
 			res.AutoApprove.Reasons = append(res.AutoApprove.Reasons, rs...)
 		}
-		res.AutoApprove.Notices = editNotices(claims, res.AutoApprove.Clusters, o.Base)
 	}
 	return res, nil
 }

@@ -6,12 +6,51 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
 )
+
+// claimEdit is a touched cluster's claim in the request and on the base
+// (old is nil for a cluster the request adds).
+type claimEdit struct {
+	name     string
+	old, cur *workloadcluster.Claim
+}
+
+// claimEdits pairs each touched cluster's claim with its claim on the base
+// (fleettree.ClaimRel of its name, as newCluster reads it); a base file
+// that cannot be read is a reason.
+func claimEdits(claims []fleettree.ClaimFile, touched []string, base baseFunc) ([]claimEdit, []string) {
+	var edits []claimEdit
+	var reasons []string
+	for _, name := range touched {
+		c, ok := fleettree.FindClaim(claims, name)
+		if !ok {
+			continue
+		}
+		e := claimEdit{name: name, cur: c.Claim}
+		b, err := base(fleettree.ClaimRel(name))
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("%s on the base: %v", fleettree.ClaimRel(name), err))
+			continue
+		}
+		if b != nil {
+			olds, err := fleettree.ParseClaims(b)
+			if err != nil {
+				reasons = append(reasons, fmt.Sprintf("%s on the base: %v", fleettree.ClaimRel(name), err))
+				continue
+			}
+			for _, o := range olds {
+				if o.Metadata.Name == name {
+					e.old = o
+				}
+			}
+		}
+		edits = append(edits, e)
+	}
+	return edits, reasons
+}
 
 // ownerReasons says why the pull request's author may not have the
 // touched clusters' claims merged without review (none: the author is a
@@ -21,12 +60,9 @@ import (
 // those of the base's fleet policy, so a request can neither make its
 // author a member nor move a cluster to another team and have it
 // approved.
-func ownerReasons(author string, claims []fleettree.ClaimFile, touched []string, base baseFunc) []string {
-	if len(touched) == 0 {
+func ownerReasons(author string, edits []claimEdit, base baseFunc) []string {
+	if len(edits) == 0 {
 		return nil
-	}
-	if base == nil {
-		return []string{"cluster ownership is read from the base branch: pass --base-ref"}
 	}
 	if author == "" {
 		return []string{"the pull request's author is unknown (pass --author): only members of a cluster's owning team may change it without review"}
@@ -39,68 +75,37 @@ func ownerReasons(author string, claims []fleettree.ClaimFile, touched []string,
 	if err != nil {
 		return []string{err.Error()}
 	}
-	current := map[string]*workloadcluster.Claim{}
-	for _, c := range claims {
-		current[c.Claim.Metadata.Name] = c.Claim
-	}
 	var reasons []string
-	for _, name := range touched {
-		team := current[name].Metadata.Labels[workloadcluster.TeamLabel]
-		old, err := baseClaim(base, name)
-		if err != nil {
-			reasons = append(reasons, err.Error())
-			continue
-		}
-		if old != nil {
-			was := old.Metadata.Labels[workloadcluster.TeamLabel]
-			if was != team {
-				reasons = append(reasons, fmt.Sprintf("%s: changes the owning team (label %s) from %q to %q", name, workloadcluster.TeamLabel, was, team))
+	for _, e := range edits {
+		team := e.cur.Metadata.Labels[workloadcluster.TeamLabel]
+		if e.old != nil {
+			if was := e.old.Metadata.Labels[workloadcluster.TeamLabel]; was != team {
+				reasons = append(reasons, fmt.Sprintf("%s: changes the owning team (label %s) from %q to %q", e.name, workloadcluster.TeamLabel, was, team))
 				continue
 			}
 		}
 		switch {
 		case team == "":
-			reasons = append(reasons, fmt.Sprintf("%s: the claim names no owning team (label %s, written by fleet cluster add --team): only the code owners may change it", name, workloadcluster.TeamLabel))
+			reasons = append(reasons, fmt.Sprintf("%s: the claim names no owning team (label %s, written by fleet cluster add --team): only the code owners may change it", e.name, workloadcluster.TeamLabel))
 		case !pol.IsMember(team, author):
-			reasons = append(reasons, fmt.Sprintf("%s: owned by team %s; %s is not a member (spec.teams.%s.members of the base's fleet policy)", name, team, author, team))
+			reasons = append(reasons, fmt.Sprintf("%s: owned by team %s; %s is not a member (spec.teams.%s.members of the base's fleet policy)", e.name, team, author, team))
 		}
 	}
 	return reasons
-}
-
-// baseClaim is cluster name's claim on the base, nil when the base has none.
-func baseClaim(base baseFunc, name string) (*workloadcluster.Claim, error) {
-	b, err := base(fleettree.ClaimRel(name))
-	if err != nil || b == nil {
-		return nil, err
-	}
-	var c workloadcluster.Claim
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s on the base: %w", fleettree.ClaimRel(name), err)
-	}
-	return &c, nil
 }
 
 // editNotices says, for each claim the request changes on an existing
 // cluster, what the change does that its owners may not expect: what
 // cannot be undone, what replaces nodes, what adds cost. The gate's
 // verdict carries them whether or not the request is auto-approved.
-func editNotices(claims []fleettree.ClaimFile, touched []string, base baseFunc) []string {
-	if base == nil {
-		return nil
-	}
-	current := map[string]*workloadcluster.Claim{}
-	for _, c := range claims {
-		current[c.Claim.Metadata.Name] = c.Claim
-	}
+func editNotices(edits []claimEdit) []string {
 	var out []string
-	for _, name := range touched {
-		old, err := baseClaim(base, name)
-		if err != nil || old == nil || current[name] == nil {
+	for _, e := range edits {
+		if e.old == nil {
 			continue
 		}
-		for _, n := range EditNotices(old.Spec, current[name].Spec) {
-			out = append(out, name+": "+n)
+		for _, n := range EditNotices(e.old.Spec, e.cur.Spec) {
+			out = append(out, e.name+": "+n)
 		}
 	}
 	return out
