@@ -596,9 +596,17 @@ func TestSpokeAddonVersions(t *testing.T) {
 		delete(v[region], newest)
 		return v
 	}
+	pins := clusterinfo.AddonVersions{}
+	for _, r := range []string{"eu-west-1", "us-east-1"} {
+		pins[r] = map[string]map[string]string{versions.DefaultKubernetes: {}}
+		for _, a := range versions.EKSAddons() {
+			pins[r][versions.DefaultKubernetes][a] = "v1.2.3-eksbuild.4"
+		}
+	}
 	tests := map[string]struct {
 		reason  string
 		regions string
+		pins    clusterinfo.AddonVersions
 		answer  func(region, addon, k8s string) string
 		want    clusterinfo.AddonVersions
 		wantErr []string
@@ -637,15 +645,28 @@ func TestSpokeAddonVersions(t *testing.T) {
 			},
 			wantErr: []string{"eks-fleet:spokeRegions us-east-1: EKS add-on coredns for Kubernetes " + newest, "AccessDenied"},
 		},
+		"pinned": {
+			reason:  "T4-M3: a pinned stack writes its pins and looks nothing up, so an up moves no spoke's add-ons (a look-up here would fail)",
+			regions: `["eu-west-1","us-east-1"]`, pins: pins,
+			answer: func(region, addon, k8s string) string { return mocks.AddonVersionDenied + "not looked up" },
+			want:   pins,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			m, err := runMocks(t, mgmtWith(t, map[string]string{"eks-fleet:spokeRegions": tc.regions}), func(m *mocks.Mocks) {
+			cfg := map[string]string{"eks-fleet:spokeRegions": tc.regions}
+			if tc.pins != nil {
+				cfg["eks-fleet:spokeAddonVersions"] = clusterinfo.FormatAddonVersions(tc.pins)
+			}
+			m, err := runMocks(t, mgmtWith(t, cfg), func(m *mocks.Mocks) {
 				m.AddonVersion = tc.answer
 			})
 			got, ok := clusterInfoAfter(t, m, err, clusterinfo.SpokeAddonVersions, tc.wantErr, tc.reason)
 			if w := clusterinfo.FormatAddonVersions(tc.want); ok && got != w {
 				t.Errorf("cluster-info %s =\n%s\nwant\n%s\n(%s)", clusterinfo.SpokeAddonVersions, got, w, tc.reason)
+			}
+			if looked := slices.Contains(m.Invokes(), "aws:eks/getAddonVersion:getAddonVersion"); tc.pins != nil && looked {
+				t.Errorf("a pinned stack looked up add-on versions (%s)", tc.reason)
 			}
 		})
 	}

@@ -528,7 +528,7 @@ func checkOutputs(t *testing.T, h *hub.Hub, egress []string) {
 		hub.OutClusterName, hub.OutKubeconfig, hub.OutOIDCProviderARN, hub.OutOIDCIssuer,
 		hub.OutCrossplaneRoleARN, hub.OutESORoleARN, hub.OutFluxRoleARN, hub.OutBoundaryARN,
 		hub.OutSealingSecretName, hub.OutSealingSecretARN, hub.OutSealingCertPEM,
-		hub.OutDeployPublicKey, hub.OutNextSteps, hub.OutHubEgressCIDRs,
+		hub.OutDeployPublicKey, hub.OutNextSteps, hub.OutHubEgressCIDRs, hub.OutSpokeAddonVersions,
 	}
 	var got []string
 	for name := range h.Outputs {

@@ -46,6 +46,7 @@ const (
 	LogRetentionDaysKey       = "logRetentionDays"
 	FunctionRegistryKey       = "functionRegistry"
 	SpokeRegionsKey           = "spokeRegions"
+	SpokeAddonVersionsKey     = "spokeAddonVersions"
 	defaultHubName            = "mgmt"
 	defaultVPCCIDR            = "10.0.0.0/16"
 	defaultAvailabilityZones  = 3
@@ -79,6 +80,7 @@ func Keys() []string {
 		LogRetentionDaysKey,
 		FunctionRegistryKey,
 		SpokeRegionsKey,
+		SpokeAddonVersionsKey,
 	}
 }
 
@@ -115,6 +117,13 @@ type Config struct {
 	// looks up each one's availability zone IDs for the composition
 	// (cluster-info SPOKE_ZONE_IDS). Empty means the hub's region.
 	SpokeRegions []string
+	// SpokeAddonVersions, when set, pins the EKS add-on versions every
+	// spoke runs (region -> Kubernetes version -> add-on -> version, as
+	// the stack output spokeAddonVersions shows them): the program writes
+	// them to cluster-info as they are instead of looking up EKS's
+	// defaults at every pulumi up, so an up changes no spoke's add-ons
+	// unless this setting changes. Empty: looked up at every up.
+	SpokeAddonVersions clusterinfo.AddonVersions
 }
 
 // SpokeRegionList is SpokeRegions, or the hub's region when none is set.

@@ -11,6 +11,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
 
 // Values are raw settings keyed by full key ("eks-fleet:natMode",
@@ -92,6 +94,14 @@ func FromValues(raw Values) (Config, []error) {
 	num(LogRetentionDaysKey, &c.LogRetentionDays, "days of CloudWatch Logs retention, e.g. 90")
 	str(FunctionRegistryKey, &c.FunctionRegistry)
 	list(SpokeRegionsKey, &c.SpokeRegions, `["eu-west-1", "us-east-1"]`)
+	if s, ok := raw[FullKey(SpokeAddonVersionsKey)]; ok {
+		a, err := clusterinfo.ParseAddonVersions(s)
+		if err != nil {
+			v.add(SpokeAddonVersionsKey, s, `a map of region to Kubernetes version to add-on to version, as the stack output spokeAddonVersions shows it, e.g. {"eu-west-1": {"1.35": {"coredns": "v1.13.2-eksbuild.1", "kube-proxy": "v1.35.0-eksbuild.1", "vpc-cni": "v1.20.4-eksbuild.1"}}}`)
+		} else {
+			c.SpokeAddonVersions = a
+		}
+	}
 	if s, ok := raw[FullKey(TagsKey)]; ok {
 		var t map[string]string
 		if err := json.Unmarshal([]byte(s), &t); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
@@ -25,6 +26,19 @@ func valid() Values {
 		"eks-fleet:publicAccessCidrs":  `["203.0.113.0/24"]`,
 		"eks-fleet:adminPrincipalArns": `["arn:aws:iam::111122223333:role/platform-admin"]`,
 	}
+}
+
+// pins are valid pinned add-on versions for regions at the default
+// Kubernetes version.
+func pins(regions ...string) string {
+	a := clusterinfo.AddonVersions{}
+	for _, r := range regions {
+		a[r] = map[string]map[string]string{versions.DefaultKubernetes: {}}
+		for _, addon := range versions.EKSAddons() {
+			a[r][versions.DefaultKubernetes][addon] = "v1.2.3-eksbuild.4"
+		}
+	}
+	return clusterinfo.FormatAddonVersions(a)
 }
 
 func TestDefaultsWithRequiredSettingsAreValid(t *testing.T) {
@@ -124,6 +138,13 @@ func TestEachBadSettingIsNamed(t *testing.T) {
 		{"eks-fleet:tags", `{"cluster.k8s.amazonaws.com/name":"mgmt-a"}`, []string{"eks-fleet:tags", "cluster.k8s.amazonaws.com/"}},
 		{"eks-fleet:tags", `["x"]`, []string{"eks-fleet:tags", "a map of strings"}},
 		{"eks-fleet:natmode", "single", []string{"eks-fleet:natmode", "a known setting"}},
+		// T4-M3: pinned add-on versions, as the stack output shows them.
+		{"eks-fleet:spokeAddonVersions", `["v1"]`, []string{"eks-fleet:spokeAddonVersions", "a map of region to Kubernetes version to add-on to version"}},
+		{"eks-fleet:spokeAddonVersions", pins("eu-west-1", "us-east-1"), []string{"eks-fleet:spokeAddonVersions", `"us-east-1"`, "the spoke regions (eu-west-1)"}},
+		{"eks-fleet:spokeAddonVersions", `{"eu-west-1":{}}`, []string{"eks-fleet:spokeAddonVersions", "eu-west-1: none", "every spoke region"}},
+		{"eks-fleet:spokeAddonVersions", strings.Replace(pins("eu-west-1"), versions.DefaultKubernetes, "1.20", 1), []string{"eks-fleet:spokeAddonVersions", "eu-west-1 1.20", "Kubernetes versions the fleet accepts"}},
+		{"eks-fleet:spokeAddonVersions", strings.Replace(pins("eu-west-1"), `"coredns":"v1.2.3-eksbuild.4",`, "", 1), []string{"eks-fleet:spokeAddonVersions", "coredns: none", "every managed add-on"}},
+		{"eks-fleet:spokeAddonVersions", strings.Replace(pins("eu-west-1"), `"v1.2.3-eksbuild.4"`, `"1.2.3"`, 1), []string{"eks-fleet:spokeAddonVersions", "1.2.3", "v1.20.4-eksbuild.1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -112,7 +113,55 @@ func Validate(c Config) []error {
 	}
 	v.functionRegistry(c.FunctionRegistry)
 	v.spokeRegions(c.Region, c.SpokeRegions)
+	v.addonPins(c)
 	return v.errs
+}
+
+// eksbuildRE is the form of an EKS add-on version (DescribeAddonVersions).
+var eksbuildRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+$`)
+
+// addonPins: pinned add-on versions name every spoke region and no other,
+// only Kubernetes versions the fleet accepts (at least one per region), and
+// for each of those every managed add-on the spokes run, in EKS's version
+// form. A Kubernetes version left out of a region is one spokes there
+// cannot be created at, as when EKS does not offer it there yet.
+func (v *validator) addonPins(c Config) {
+	if c.SpokeAddonVersions == nil {
+		return
+	}
+	regions := c.SpokeRegionList()
+	for _, r := range slices.Sorted(maps.Keys(c.SpokeAddonVersions)) {
+		if !slices.Contains(regions, r) {
+			v.add(SpokeAddonVersionsKey, r, "the spoke regions ("+strings.Join(regions, ", ")+"), each pinned")
+		}
+	}
+	for _, r := range regions {
+		byK8s, ok := c.SpokeAddonVersions[r]
+		if !ok || len(byK8s) == 0 {
+			v.add(SpokeAddonVersionsKey, r+": none", "add-on versions for every spoke region, for at least one of the Kubernetes versions "+strings.Join(versions.Kubernetes(), ", "))
+			continue
+		}
+		for _, k8s := range slices.Sorted(maps.Keys(byK8s)) {
+			if !slices.Contains(versions.Kubernetes(), k8s) {
+				v.add(SpokeAddonVersionsKey, r+" "+k8s, "Kubernetes versions the fleet accepts: "+strings.Join(versions.Kubernetes(), ", "))
+				continue
+			}
+			addons := byK8s[k8s]
+			for _, a := range versions.EKSAddons() {
+				switch ver, ok := addons[a]; {
+				case !ok:
+					v.add(SpokeAddonVersionsKey, r+" "+k8s+" "+a+": none", "a version of every managed add-on ("+strings.Join(versions.EKSAddons(), ", ")+") for each pinned Kubernetes version")
+				case !eksbuildRE.MatchString(ver):
+					v.add(SpokeAddonVersionsKey, r+" "+k8s+" "+a+": "+ver, "an EKS add-on version such as v1.20.4-eksbuild.1")
+				}
+			}
+			for _, a := range slices.Sorted(maps.Keys(addons)) {
+				if !slices.Contains(versions.EKSAddons(), a) {
+					v.add(SpokeAddonVersionsKey, r+" "+k8s+" "+a, "the managed add-ons the spokes run: "+strings.Join(versions.EKSAddons(), ", "))
+				}
+			}
+		}
+	}
 }
 
 // spokeRegions: AWS regions of the hub's partition (one account's roles

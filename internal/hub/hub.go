@@ -46,6 +46,9 @@ const (
 	OutDeployPublicKey   = "deployKeyPublicKey"
 	OutNextSteps         = "nextStep"
 	OutHubEgressCIDRs    = "hubEgressCidrs" // the NATs' public IPs as /32s
+	// OutSpokeAddonVersions are the add-on versions cluster-info carries
+	// (JSON), the value eks-fleet:spokeAddonVersions pins.
+	OutSpokeAddonVersions = "spokeAddonVersions"
 )
 
 // Logical names of the top-level resources.
@@ -279,20 +282,21 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	}
 
 	h.Outputs = map[string]pulumi.Output{
-		OutClusterName:       h.Cluster.ClusterName,
-		OutKubeconfig:        h.Cluster.Kubeconfig,
-		OutOIDCProviderARN:   h.Cluster.OIDCProviderArn,
-		OutOIDCIssuer:        h.Cluster.OIDCIssuer,
-		OutCrossplaneRoleARN: h.Crossplane.RoleArn,
-		OutESORoleARN:        h.ESO.RoleArn,
-		OutFluxRoleARN:       h.FluxRole.RoleArn,
-		OutBoundaryARN:       h.Boundary.Arn,
-		OutSealingSecretName: h.Sealing.SecretName,
-		OutSealingSecretARN:  h.Sealing.SecretArn,
-		OutSealingCertPEM:    h.Sealing.ActiveCertPEM,
-		OutDeployPublicKey:   h.Flux.DeployPublicKey,
-		OutNextSteps:         pulumi.String(NextSteps(cfg)).ToStringOutput(),
-		OutHubEgressCIDRs:    h.Cluster.EgressCIDRs,
+		OutClusterName:        h.Cluster.ClusterName,
+		OutKubeconfig:         h.Cluster.Kubeconfig,
+		OutOIDCProviderARN:    h.Cluster.OIDCProviderArn,
+		OutOIDCIssuer:         h.Cluster.OIDCIssuer,
+		OutCrossplaneRoleARN:  h.Crossplane.RoleArn,
+		OutESORoleARN:         h.ESO.RoleArn,
+		OutFluxRoleARN:        h.FluxRole.RoleArn,
+		OutBoundaryARN:        h.Boundary.Arn,
+		OutSealingSecretName:  h.Sealing.SecretName,
+		OutSealingSecretARN:   h.Sealing.SecretArn,
+		OutSealingCertPEM:     h.Sealing.ActiveCertPEM,
+		OutDeployPublicKey:    h.Flux.DeployPublicKey,
+		OutNextSteps:          pulumi.String(NextSteps(cfg)).ToStringOutput(),
+		OutHubEgressCIDRs:     h.Cluster.EgressCIDRs,
+		OutSpokeAddonVersions: pulumi.String(clusterinfo.FormatAddonVersions(spokeAddons)).ToStringOutput(),
 	}
 	for name, o := range h.Outputs {
 		ctx.Export(name, o)

@@ -86,7 +86,8 @@ func SpokeZoneIDs(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) 
 // EKS's default version of the add-on (DescribeAddonVersions, through the
 // provider's getAddonVersion): the version AWS itself installs on a new
 // cluster of that Kubernetes version. Read at every pulumi up, so a newer
-// default reaches running spokes through cluster-info. A Kubernetes version
+// default reaches running spokes through cluster-info, all of them at once,
+// unless the stack pins them (below). A Kubernetes version
 // EKS does not offer in a region yet (a new entry of versions.Kubernetes, a
 // region that lags) is left out of that region, with a warning: spokes
 // there keep the add-on versions they run, new ones get none, and both say
@@ -94,7 +95,16 @@ func SpokeZoneIDs(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) 
 // region that offers none of the versions, or a look-up that fails
 // otherwise, is refused naming the region, the Kubernetes version and the
 // add-on.
+//
+// With the stack's spokeAddonVersions set, those pinned versions are
+// written as they are and nothing is looked up (T4-M3: an up moves no
+// spoke's add-ons unless the pin changes; stacks.Validate checked them).
 func SpokeAddonVersions(ctx *pulumi.Context, cfg stacks.Config, regions SpokeRegions) (clusterinfo.AddonVersions, error) {
+	if cfg.SpokeAddonVersions != nil {
+		_ = ctx.Log.Info(fmt.Sprintf("%s: the spokes' EKS add-on versions are pinned; EKS's defaults are not looked up",
+			stacks.FullKey(stacks.SpokeAddonVersionsKey)), nil)
+		return cfg.SpokeAddonVersions, nil
+	}
 	out := clusterinfo.AddonVersions{}
 	for _, region := range cfg.SpokeRegionList() {
 		out[region] = map[string]map[string]string{}

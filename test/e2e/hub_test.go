@@ -60,6 +60,12 @@ func startHub(t *testing.T, network string, prefix string, edit func(work string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		// Every call the providers made, AWS would have allowed.
+		asked, evaluated := h.AWS.IAM.Stats()
+		t.Logf("IAM: %d provider calls authorized, %d distinct requests evaluated", asked, evaluated)
+		if d := h.AWS.IAM.Denied(); len(d) > 0 {
+			t.Errorf("AWS would have denied %d provider calls; the first: %s", len(d), d[0])
+		}
 		if t.Failed() {
 			t.Logf("--- objects\n%s", describe(context.Background(), h))
 			t.Logf("--- hosts no stand-in serves: %v", h.Internet.Unexpected())

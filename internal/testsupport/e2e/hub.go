@@ -21,11 +21,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-fleet/eks-fleet/components/sealingkeys"
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/build/loopback"
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
@@ -90,6 +93,9 @@ func (h *Hub) Stop() {
 	if h.stopAWS != nil {
 		h.stopAWS()
 		<-h.awsDone
+	}
+	if h.AWS != nil && h.AWS.IAM != nil {
+		_ = h.AWS.IAM.Close()
 	}
 	if h.Pods != nil {
 		h.Pods.Stop()
@@ -233,7 +239,8 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 			h.Endpoints.Roles[str(r.State, "arn")] = str(r.Inputs, "assumeRolePolicy")
 		case r.Type == "aws:secretsmanager/secret:Secret" && r.Custom:
 			arn := str(r.State, "arn")
-			h.Endpoints.Secrets = append(h.Endpoints.Secrets, aws.Secret{ARN: arn, Name: str(r.Inputs, "name"), Value: h.Bootstrap.Secrets[arn]})
+			h.Endpoints.Secrets = append(h.Endpoints.Secrets, aws.Secret{ARN: arn, Name: str(r.Inputs, "name"), Value: h.Bootstrap.Secrets[arn],
+				KMSKeyARN: str(r.Inputs, "kmsKeyId")})
 		}
 	}
 	// Roles Crossplane created (a spoke's IRSA roles) exist in the account.
@@ -262,8 +269,40 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 	if addons == nil {
 		return fmt.Errorf("the program wrote no %s/%s with %s", clusterinfo.Namespace, clusterinfo.Name, clusterinfo.SpokeAddonVersions)
 	}
+	// Every call the providers make is authorized as AWS would, as the
+	// role the providers' pods run as, with the policies the program
+	// wrote (and, for a spoke's, those its hub composed).
+	toolDir, err := iamsim.ToolDir(".")
+	if err != nil {
+		return err
+	}
+	policies, roles, err := programIAM(h.Bootstrap.Mocks.Resources())
+	if err != nil {
+		return err
+	}
+	authz, err := aws.NewAuthorizer(toolDir, policies, roles)
+	if err != nil {
+		return err
+	}
+	authz.ResourcePolicies = map[string]policydoc.Document{}
+	for _, r := range h.Bootstrap.Mocks.Resources() {
+		if r.Type == "aws:kms/key:Key" && r.Custom {
+			// A key made without a policy gets AWS's default key policy,
+			// which the sealing key writes out (delegate to IAM).
+			d := sealingkeys.KeyPolicy("aws", mocks.AccountID)
+			if p := str(r.Inputs, "policy"); p != "" {
+				if d, err = policydoc.Parse(p); err != nil {
+					return fmt.Errorf("key policy of %s: %w", r.Name, err)
+				}
+			}
+			authz.ResourcePolicies[str(r.State, "arn")] = d
+		}
+	}
+	h.Endpoints.Authorize = func(role, action, resource string, keys map[string]any) error {
+		return authz.Authorize(role, mocks.AccountID, h.Account, action, resource, keys)
+	}
 	h.AWS = &aws.Provider{Client: h.Cluster.Client, Module: dir, Account: mocks.AccountID, Partition: "aws", Ledger: h.Account,
-		AddonVersions: addons,
+		AddonVersions: addons, IAM: authz,
 		// EKS takes minutes to move a control plane or a node group to a
 		// new version and reports the old one meanwhile; a few seconds
 		// here keep that order visible.
@@ -278,6 +317,59 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 		h.AWS.Run(awsCtx, time.Second)
 	}()
 	return nil
+}
+
+// programIAM are the managed policies (by ARN) and the roles (by ARN, with
+// their inline and attached policies, boundary and tags) the program
+// created, as the mocks recorded them.
+func programIAM(rs []*mocks.Resource) (map[string]policydoc.Document, map[string]aws.Role, error) {
+	policies := map[string]policydoc.Document{}
+	roles := map[string]aws.Role{}
+	names := map[string]string{} // role name -> ARN
+	for _, r := range rs {
+		if !r.Custom {
+			continue
+		}
+		switch r.Type {
+		case "aws:iam/policy:Policy":
+			d, err := policydoc.Parse(str(r.State, "policy"))
+			if err != nil {
+				return nil, nil, fmt.Errorf("policy %s: %w", r.Name, err)
+			}
+			policies[str(r.State, "arn")] = d
+		case "aws:iam/role:Role":
+			role := aws.Role{Boundary: str(r.State, "permissionsBoundary"), Tags: map[string]string{}}
+			if t, ok := plain(r.State["tags"]).(map[string]any); ok {
+				for k, v := range t {
+					role.Tags[k], _ = v.(string)
+				}
+			}
+			roles[str(r.State, "arn")] = role
+			names[str(r.State, "name")] = str(r.State, "arn")
+		}
+	}
+	for _, r := range rs {
+		if !r.Custom {
+			continue
+		}
+		arn, ok := names[str(r.State, "role")]
+		if !ok {
+			continue
+		}
+		role := roles[arn]
+		switch r.Type {
+		case "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
+			role.Attached = append(role.Attached, str(r.State, "policyArn"))
+		case "aws:iam/rolePolicy:RolePolicy":
+			d, err := policydoc.Parse(str(r.State, "policy"))
+			if err != nil {
+				return nil, nil, fmt.Errorf("role policy %s: %w", r.Name, err)
+			}
+			role.Inline = append(role.Inline, d)
+		}
+		roles[arn] = role
+	}
+	return policies, roles, nil
 }
 
 // StackConfig reads a Pulumi stack file's config as the engine hands it to

@@ -88,9 +88,10 @@ var inUseRefusal = map[string]string{
 // DynamoDB; the error code is not modelled).
 const deletionProtected = "Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first."
 
-// create makes the resource in the ledger: AWS assigns the ID of a
-// ProviderID type; the name is the external name.
-func (p *Provider) create(kind, tf, owner, name string, args map[string]any) *Resource {
+// newResource is the resource a create makes, before it is put in the
+// ledger (once every call of the create is authorized): AWS assigns the
+// ID of a ProviderID type; the name is the external name.
+func (p *Provider) newResource(kind, tf, owner, name string, args map[string]any) *Resource {
 	region, _ := args["region"].(string)
 	r := &Resource{Kind: kind, Type: tf, Owner: owner, Attrs: args, Tags: tagsOf(args), Created: time.Now()}
 	r.ReadyAt = r.Created.Add(p.readyAfter(tf))
@@ -104,7 +105,6 @@ func (p *Provider) create(kind, tf, owner, name string, args map[string]any) *Re
 		r.Name = r.ID
 	}
 	r.ARN = arn(p.Partition, p.Account, region, tf, r, args)
-	p.Ledger.put(r)
 	return r
 }
 
@@ -170,6 +170,8 @@ func arn(partition, account, region, tf string, r *Resource, args map[string]any
 		return ec2("internet-gateway")
 	case "aws_eip":
 		return ec2("elastic-ip")
+	case "aws_nat_gateway":
+		return ec2("natgateway")
 	case "aws_route_table":
 		return ec2("route-table")
 	case "aws_launch_template":
@@ -179,7 +181,15 @@ func arn(partition, account, region, tf string, r *Resource, args map[string]any
 	case "aws_eks_node_group":
 		return fmt.Sprintf("arn:%s:eks:%s:%s:nodegroup/%s/%s/%s", partition, region, account, s("clusterName"), r.Name, randomHex(8))
 	case "aws_eks_access_entry":
-		return fmt.Sprintf("arn:%s:eks:%s:%s:access-entry/%s/%s", partition, region, account, s("clusterName"), randomHex(8))
+		// access-entry/<cluster>/<identity type>/<account>/<name>/<id>
+		// (the catalogue's ARN format for EKS access entries)
+		typ, acct, who := "role", account, s("principalArn")
+		if a := strings.SplitN(who, ":", 6); len(a) == 6 {
+			acct = a[4]
+			typ, who, _ = strings.Cut(a[5], "/")
+			who = who[strings.LastIndex(who, "/")+1:]
+		}
+		return fmt.Sprintf("arn:%s:eks:%s:%s:access-entry/%s/%s/%s/%s/%s", partition, region, account, s("clusterName"), typ, acct, who, randomHex(8))
 	case "aws_eks_addon":
 		return fmt.Sprintf("arn:%s:eks:%s:%s:addon/%s/%s/%s", partition, region, account, s("clusterName"), s("addonName"), randomHex(8))
 	case "aws_dynamodb_table":
@@ -406,11 +416,53 @@ func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) err
 					return p.writeStatus(ctx, before, u)
 				}
 			}
+			if err := p.authorizeCalls(ctx, providerCalls[tf].delete, tf, r, r.Attrs, false, nil); err != nil {
+				mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileDelete, err)))
+				return p.writeStatus(ctx, before, u)
+			}
+			if err := p.deleteSideEffects(ctx, r); err != nil {
+				mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileDelete, err)))
+				return p.writeStatus(ctx, before, u)
+			}
 			p.Ledger.remove(kind, id)
 		}
 	}
 	meta.RemoveFinalizer(u, finalizer)
 	return p.Client.Update(ctx, u)
+}
+
+// deleteSideEffects are what deleting r takes with it, in Terraform's
+// delete or in AWS:
+//   - a route table: the provider disassociates every subnet first
+//     (upbound/terraform-provider-aws upjet-v5.31.0
+//     internal/service/ec2/vpc_route_table.go:358-365, resourceRouteTableDelete,
+//     DisassociateRouteTable for each association, each authorized), and
+//     EC2's DeleteRouteTable takes the table's routes with it. The managed
+//     resources of those associations and routes then find nothing to
+//     delete (the provider takes NotFound on delete as done).
+func (p *Provider) deleteSideEffects(ctx context.Context, r *Resource) error {
+	if r.Type != "aws_route_table" {
+		return nil
+	}
+	var gone []Resource
+	for _, o := range p.Ledger.All() {
+		if o.Attrs["routeTableId"] != r.ID {
+			continue
+		}
+		switch o.Type {
+		case "aws_route_table_association":
+			if err := p.authorizeCalls(ctx, providerCalls[o.Type].delete, o.Type, &o, o.Attrs, false, nil); err != nil {
+				return fmt.Errorf("deleting Route Table (%s): %w", r.ID, err)
+			}
+			gone = append(gone, o)
+		case "aws_route":
+			gone = append(gone, o)
+		}
+	}
+	for _, o := range gone {
+		p.Ledger.remove(o.Kind, o.ID)
+	}
+	return nil
 }
 
 // usersOf lists the resources that keep AWS from deleting r: for an EKS

@@ -72,10 +72,41 @@
 //     or "update failed: <error>" (reconciler.go:66-67) and the call tried
 //     again on the next reconcile; Provider.Hold stops reconciling a kind,
 //     as when its provider's pod is down.
+//   - IAM (authorize.go, calls.go), with an Authorizer: every call the
+//     provider makes for a managed resource, as the Terraform AWS provider
+//     makes it for the resource's type on create, observe (Terraform's
+//     Read, on every poll), update (the calls for the arguments that
+//     changed, tags through the tagging interceptor's UpdateTags) and
+//     delete (each call cited by file and line in calls.go), is evaluated
+//     by the real IAM evaluator (internal/iam/iamsim) as the role the
+//     provider's pods run as (the IRSA annotation Crossplane puts on the
+//     providers' ServiceAccounts from the DeploymentRuntimeConfig): its
+//     inline and attached policies and its permissions boundary, for a
+//     role made in the account as the hub composed them, with its tags
+//     as principal tags; on every resource the call names, with that
+//     resource's tags, the request's tags where the action catalogue says
+//     the action takes them, an EC2 create's tags also as ec2:CreateTags
+//     with ec2:CreateAction, and the service keys AWS sets
+//     (iam:PermissionsBoundary, iam:PolicyARN, iam:PassedToService,
+//     eks:principalArn, eks:policyArn, eks:accessScope,
+//     eks:bootstrapClusterCreatorAdminPermissions with EKS's default true).
+//     A denied call fails the managed resource as the provider reports
+//     it ("create failed: ", "observe failed: ", "update failed: ",
+//     "delete failed: ") with AWS's refusal naming the caller, the action
+//     and the resource, and changes nothing; decisions are cached per
+//     request, so a resource at rest costs no evaluation. A route table's
+//     delete disassociates its subnets first (Terraform's
+//     resourceRouteTableDelete) and takes its routes with it (EC2).
 //
 // Endpoints serves STS and Secrets Manager (see its doc).
 //
-// Not modelled: IAM policy evaluation (see internal/iam), quotas, regions
+// Not modelled: IAM's own checks beyond the policies (service control
+// policies, session policies, resource policies of the resources called),
+// a create that fails part way (a create's calls are authorized together
+// before anything is made, where Terraform would leave a tainted resource
+// after a later call of the create is denied), the service-linked roles
+// EKS creates on the first cluster and node group, the calls EKS itself
+// makes with the passed roles, quotas, regions
 // and zones, eventual consistency, drift from changes outside Crossplane,
 // an Elastic IP's release refused while a NAT gateway uses it (the
 // fleet's Usages delete the NAT gateway first), and every field AWS

@@ -35,7 +35,8 @@ import (
 // SecretVersion update puts a rotated key document) is what GetSecretValue
 // answers from then on, with a new VersionId. Not modelled: request signing
 // (SigV4 signatures are not verified, only the access key they name), the
-// role's permission policies (the IAM tests evaluate those), the issuer URL
+// role's permission policies unless Authorize is set, the secret's and the
+// key's resource policies, the issuer URL
 // against the trust policy's federated principal (the hub's tokens come
 // from the local API server, not the EKS OIDC issuer the program's trust
 // policies name), KMS decryption and version stages other than AWSCURRENT.
@@ -51,6 +52,10 @@ type Endpoints struct {
 	// Review checks a service-account token as the API server's
 	// TokenReview does: its user name and audiences, or an error.
 	Review func(ctx context.Context, token string) (user string, audiences []string, err error)
+	// Authorize, when set, decides a call of the role on resource with
+	// the request's condition keys, as IAM would (Authorizer.Authorize);
+	// nil lets every call with credentials through.
+	Authorize func(roleARN, action, resource string, keys map[string]any) error
 
 	mu       sync.Mutex
 	sessions map[string]string // access key ID to assumed role ARN
@@ -60,6 +65,9 @@ type Endpoints struct {
 // Secret is one Secrets Manager secret with its current value.
 type Secret struct {
 	ARN, Name, Value string
+	// KMSKeyARN is the customer managed key the secret is encrypted
+	// with (empty: AWS's own key, which needs no kms:Decrypt).
+	KMSKeyARN string
 	// Version counts the values put after the first (PutSecretValue).
 	Version int
 }
@@ -284,6 +292,19 @@ func (e *Endpoints) secretsManager(w http.ResponseWriter, r *http.Request) {
 		e.record("secretsmanager:GetSecretValue %s %s -> ResourceNotFoundException", role, in.SecretID)
 		e.awsError(w, false, http.StatusBadRequest, "ResourceNotFoundException", "Secrets Manager can't find the specified secret.")
 		return
+	}
+	if e.Authorize != nil {
+		// Secrets Manager decrypts with the caller's permission on the
+		// key (kms:ViaService names it).
+		err := e.Authorize(role, "secretsmanager:GetSecretValue", sec.ARN, nil)
+		if err == nil && sec.KMSKeyARN != "" {
+			err = e.Authorize(role, "kms:Decrypt", sec.KMSKeyARN, map[string]any{"kms:ViaService": "secretsmanager." + e.Region + ".amazonaws.com"})
+		}
+		if err != nil {
+			e.record("secretsmanager:GetSecretValue %s %s -> AccessDeniedException", role, in.SecretID)
+			e.awsError(w, false, http.StatusBadRequest, "AccessDeniedException", strings.TrimPrefix(err.Error(), "api error AccessDeniedException: "))
+			return
+		}
 	}
 	e.record("secretsmanager:GetSecretValue %s %s -> ok", role, in.SecretID)
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")

@@ -39,6 +39,8 @@ const (
 	errReconcileCreate = "create failed"
 	errReconcileUpdate = "update failed"
 	errReconcileDelete = "delete failed"
+	// errReconcileObserve is crossplane-runtime's (reconciler.go:65).
+	errReconcileObserve = "observe failed"
 	// errRefuseForceNew is upjet's refusal of an update Terraform would
 	// replace the resource for (upjet v2.3.0
 	// pkg/controller/external_tfpluginsdk.go:719-753).
@@ -76,6 +78,10 @@ type Provider struct {
 	// was most of the suite's own CPU; the CRDs' metadata is listed, and a
 	// provider CRD read again only when it changed.
 	KindsEvery time.Duration
+	// IAM, when set, authorizes every AWS call the provider makes
+	// (providerCalls) as the role its pods run as: a denied call fails
+	// the managed resource with AWS's refusal and changes nothing.
+	IAM *Authorizer
 
 	kinds   []kindInfo
 	kindsAt time.Time
@@ -447,7 +453,12 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileCreate, msg)))
 			return p.writeStatus(ctx, before, u)
 		}
-		r = p.create(kindKey, tf, u.GetName(), name, args)
+		r = p.newResource(kindKey, tf, u.GetName(), name, args)
+		if err := p.authorizeCalls(ctx, providerCalls[tf].create, tf, r, args, true, nil); err != nil {
+			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileCreate, err)))
+			return p.writeStatus(ctx, before, u)
+		}
+		p.Ledger.put(r)
 		if meta.GetExternalName(u) != r.Name {
 			meta.SetExternalName(u, r.Name)
 			status := u.Object["status"]
@@ -460,6 +471,9 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			restoreStatus(u, status)
 			before = u.DeepCopy()
 		}
+	} else if err := p.authorizeCalls(ctx, providerCalls[tf].observe, tf, r, r.Attrs, false, nil); err != nil {
+		mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileObserve, err)))
+		return p.writeStatus(ctx, before, u)
 	} else if diff := changed(r.Attrs, args); len(diff) > 0 {
 		if refused := p.immutable(tf, diff, r.Attrs, args); refused != "" {
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s: %s", errReconcileUpdate, errRefuseForceNew, refused)))
@@ -476,6 +490,21 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileUpdate, msg)))
 			p.setAtProvider(u, r)
 			return p.writeStatus(ctx, before, u)
+		}
+		if p.IAM != nil {
+			calls, unmodelled := updateCalls(tf, diff)
+			err := error(nil)
+			if len(unmodelled) > 0 {
+				err = fmt.Errorf("stand-in: no AWS call of %s is modelled for a change of %v", tf, unmodelled)
+				p.note("%s %s: %v", kindKey, u.GetName(), err)
+			} else {
+				err = p.authorizeCalls(ctx, calls, tf, r, args, false, tagsOf(args))
+			}
+			if err != nil {
+				mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileUpdate, err)))
+				p.setAtProvider(u, r)
+				return p.writeStatus(ctx, before, u)
+			}
 		}
 		// What AWS reports while an asynchronous update runs.
 		previous := map[string]any{}
