@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,8 @@ type Authorizer struct {
 
 	mu    sync.Mutex
 	cache map[string]string
+	// roles are the roles prepared for evaluation, by ARN.
+	prepared map[string]preparedRole
 	// asked counts the requests decided, evaluated the ones the
 	// evaluator ran (the rest were cached).
 	asked, evaluated int
@@ -193,6 +196,71 @@ func (a *Authorizer) Authorize(roleARN, account string, l *Ledger, action, resou
 	return a.authorize(roleARN, account, l, []request{{action: action, resource: resource, context: keys}})
 }
 
+// preparedRole is a role's documents as the evaluator takes them, its
+// principal keys and a digest of both, made once per role (a role made in
+// the account again when the ledger changed).
+type preparedRole struct {
+	gen       uint64 // the ledger's generation; static roles: 0
+	docs      map[string]policydoc.Document
+	ids       []string
+	boundary  string
+	principal map[string]any
+	digest    string
+}
+
+// prepare is roleARN ready for evaluation.
+func (a *Authorizer) prepare(roleARN string, l *Ledger) (preparedRole, error) {
+	_, static := a.Roles[roleARN]
+	gen := uint64(0)
+	if !static {
+		gen = l.generation()
+	}
+	a.mu.Lock()
+	p, ok := a.prepared[roleARN]
+	a.mu.Unlock()
+	if ok && p.gen == gen {
+		return p, nil
+	}
+	role, err := a.role(roleARN, l)
+	if err != nil {
+		return preparedRole{}, err
+	}
+	p = preparedRole{gen: gen, docs: map[string]policydoc.Document{}}
+	for i, d := range role.Inline {
+		name := fmt.Sprintf("inline-%d", i)
+		p.docs[name], p.ids = d, append(p.ids, name)
+	}
+	for _, arn := range role.Attached {
+		d, ok := a.Policies[arn]
+		if !ok {
+			return preparedRole{}, fmt.Errorf("stand-in: the policy %s attached to %s is not known to the stand-in", arn, roleARN)
+		}
+		p.docs[arn], p.ids = d, append(p.ids, arn)
+	}
+	if role.Boundary != "" {
+		d, ok := a.Policies[role.Boundary]
+		if !ok {
+			return preparedRole{}, fmt.Errorf("stand-in: the permissions boundary %s of %s is not known to the stand-in", role.Boundary, roleARN)
+		}
+		p.docs[role.Boundary], p.boundary = d, role.Boundary
+	}
+	p.principal = map[string]any{"aws:PrincipalArn": roleARN}
+	for k, v := range role.Tags {
+		p.principal["aws:PrincipalTag/"+k] = v
+	}
+	for name, d := range p.docs {
+		p.docs[name] = iamsim.ResolvePrincipalTags(d, p.principal)
+	}
+	p.digest = digestOf(p.docs, p.principal)
+	a.mu.Lock()
+	if a.prepared == nil {
+		a.prepared = map[string]preparedRole{}
+	}
+	a.prepared[roleARN] = p
+	a.mu.Unlock()
+	return p, nil
+}
+
 // request is one call on one resource, before evaluation.
 type request struct {
 	action, resource string
@@ -205,39 +273,11 @@ func (a *Authorizer) authorize(roleARN, account string, l *Ledger, reqs []reques
 	if len(reqs) == 0 {
 		return nil
 	}
-	role, err := a.role(roleARN, l)
+	p, err := a.prepare(roleARN, l)
 	if err != nil {
 		return err
 	}
-	docs := map[string]policydoc.Document{}
-	var ids []string
-	for i, d := range role.Inline {
-		name := fmt.Sprintf("inline-%d", i)
-		docs[name], ids = d, append(ids, name)
-	}
-	for _, p := range role.Attached {
-		d, ok := a.Policies[p]
-		if !ok {
-			return fmt.Errorf("stand-in: the policy %s attached to %s is not known to the stand-in", p, roleARN)
-		}
-		docs[p], ids = d, append(ids, p)
-	}
-	boundary := ""
-	if role.Boundary != "" {
-		d, ok := a.Policies[role.Boundary]
-		if !ok {
-			return fmt.Errorf("stand-in: the permissions boundary %s of %s is not known to the stand-in", role.Boundary, roleARN)
-		}
-		docs[role.Boundary], boundary = d, role.Boundary
-	}
-	principal := map[string]any{"aws:PrincipalArn": roleARN}
-	for k, v := range role.Tags {
-		principal["aws:PrincipalTag/"+k] = v
-	}
-	for name, d := range docs {
-		docs[name] = iamsim.ResolvePrincipalTags(d, principal)
-	}
-	digest := digestOf(docs, principal)
+	docs, ids, boundary, principal, digest := p.docs, p.ids, p.boundary, p.principal, p.digest
 	var todo []iamsim.Request
 	var keys []string
 	var idx []int // the reqs index of each of todo
@@ -342,6 +382,27 @@ func digestOf(vs ...any) string {
 // DeploymentRuntimeConfig puts it there). The family's providers share one
 // runtime configuration: every annotated one must name the same role.
 func (p *Provider) actingRole(ctx context.Context) (string, error) {
+	// The suite's clients read the API server directly: the role is read
+	// again every few seconds, not for every call.
+	p.mu.Lock()
+	role, at := p.role, p.roleAt
+	p.mu.Unlock()
+	if role != "" && time.Since(at) < roleEvery {
+		return role, nil
+	}
+	role, err := p.readActingRole(ctx)
+	if err == nil {
+		p.mu.Lock()
+		p.role, p.roleAt = role, time.Now()
+		p.mu.Unlock()
+	}
+	return role, err
+}
+
+// roleEvery is how long the acting role read is used.
+const roleEvery = 5 * time.Second
+
+func (p *Provider) readActingRole(ctx context.Context) (string, error) {
 	l := &corev1.ServiceAccountList{}
 	if err := p.Client.List(ctx, l); err != nil {
 		return "", err

@@ -52,6 +52,15 @@ type Ledger struct {
 	orphaned []Deletion
 	refused  []Refusal
 	calls    map[string]int
+	// gen counts the changes to what exists (puts, updates, removals).
+	gen uint64
+}
+
+// generation changes whenever a resource is put, updated or removed.
+func (l *Ledger) generation() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gen
 }
 
 // Deletion is one resource deleted from the account, or left in it by a
@@ -74,6 +83,7 @@ func (l *Ledger) put(r *Resource) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.res[r.Kind+"/"+r.ID] = r
+	l.gen++
 	l.log = append(l.log, fmt.Sprintf("%s create %s %s (%s)", time.Now().Format("15:04:05.000"), r.Kind, r.ID, r.Owner))
 }
 
@@ -87,6 +97,7 @@ func (l *Ledger) remove(kind, id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.res, kind+"/"+id)
+	l.gen++
 	l.deleted = append(l.deleted, l.logged("delete", kind, id, ""))
 }
 
@@ -192,6 +203,7 @@ func (l *Ledger) update(kind, id string, attrs map[string]any) {
 		r.Attrs = attrs
 		r.Tags = tagsOf(attrs)
 		r.Updates++
+		l.gen++
 		l.log = append(l.log, fmt.Sprintf("%s update %s %s (%s)", time.Now().Format("15:04:05.000"), kind, id, strings.Join(diff, ", ")))
 	}
 }

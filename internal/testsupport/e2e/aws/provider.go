@@ -98,6 +98,9 @@ type Provider struct {
 	// kinds are not reconciled at all (a provider stopped or restarting).
 	faults map[string]*fault
 	held   map[string]bool
+	// role is the acting role last read (actingRole), at roleAt.
+	role   string
+	roleAt time.Time
 }
 
 // fault is an injected AWS error: times calls fail with msg (times < 0:
