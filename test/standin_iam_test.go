@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -311,7 +312,7 @@ func standInCluster(t *testing.T, objs map[string]compose.Object, roleARN string
 	}
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{
 		Name: "upbound-provider-aws-ec2-0123456789ab", Namespace: "crossplane-system",
-		Annotations:     map[string]string{aws.IRSARoleAnnotation: roleARN},
+		Annotations:     map[string]string{fluxbootstrap.RoleARNAnnotation: roleARN},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "pkg.crossplane.io/v1", Kind: "ProviderRevision", Name: "upbound-provider-aws-ec2-0123456789ab", UID: "1"}},
 	}}
 	var all []client.Object

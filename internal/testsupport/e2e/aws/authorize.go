@@ -17,13 +17,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 )
-
-// IRSARoleAnnotation is the ServiceAccount annotation EKS's pod identity
-// webhook reads the role of a pod from (IRSA).
-const IRSARoleAnnotation = "eks.amazonaws.com/role-arn"
 
 // Authorizer decides every call the stand-in makes for a provider as AWS
 // would: with the real IAM evaluator (internal/iam/iamsim), the acting
@@ -412,13 +409,13 @@ func (p *Provider) readActingRole(ctx context.Context) (string, error) {
 		owned := slices.ContainsFunc(sa.OwnerReferences, func(o metav1.OwnerReference) bool {
 			return o.Kind == "ProviderRevision" && strings.HasPrefix(o.APIVersion, "pkg.crossplane.io/")
 		})
-		if r := sa.Annotations[IRSARoleAnnotation]; owned && r != "" && !slices.Contains(roles, r) {
+		if r := sa.Annotations[fluxbootstrap.RoleARNAnnotation]; owned && r != "" && !slices.Contains(roles, r) {
 			roles = append(roles, r)
 		}
 	}
 	switch len(roles) {
 	case 0:
-		return "", errors.New("failed to retrieve credentials: no provider ServiceAccount carries " + IRSARoleAnnotation + " (IRSA)")
+		return "", errors.New("failed to retrieve credentials: no provider ServiceAccount carries " + fluxbootstrap.RoleARNAnnotation + " (IRSA)")
 	case 1:
 		return roles[0], nil
 	}

@@ -33,13 +33,12 @@ type target struct {
 	arg, tf string
 }
 
-func self(typ string) target              { return target{typ: typ} }
-func ref(typ, arg, tf string) target      { return target{typ: typ, arg: arg, tf: tf} }
-func anyResource() target                 { return target{typ: "*"} }
-func on(ts ...target) []target            { return ts }
-func onSelf(typ string) []target          { return []target{self(typ)} }
-func onAny() []target                     { return []target{anyResource()} }
-func keysChanged(keys ...string) []string { return keys }
+func self(typ string) target         { return target{typ: typ} }
+func ref(typ, arg, tf string) target { return target{typ: typ, arg: arg, tf: tf} }
+func anyResource() target            { return target{typ: "*"} }
+func on(ts ...target) []target       { return ts }
+func onSelf(typ string) []target     { return []target{self(typ)} }
+func onAny() []target                { return []target{anyResource()} }
 
 // call is one AWS API call and what IAM evaluates it with.
 type call struct {
@@ -97,16 +96,16 @@ func set(key string) func(map[string]any) bool {
 // updateTags: CreateTags and DeleteTags).
 func ec2Tags(typ string) []call {
 	return []call{
-		{action: "ec2:CreateTags", on: onSelf(typ), tags: true, changed: keysChanged("tags"), src: "ec2/tags_gen.go:160"},
-		{action: "ec2:DeleteTags", on: onSelf(typ), changed: keysChanged("tags"), src: "ec2/tags_gen.go:160"},
+		{action: "ec2:CreateTags", on: onSelf(typ), tags: true, changed: []string{"tags"}, src: "ec2/tags_gen.go:160"},
+		{action: "ec2:DeleteTags", on: onSelf(typ), changed: []string{"tags"}, src: "ec2/tags_gen.go:160"},
 	}
 }
 
 // eksTags are EKS's (eks/tags_gen.go:85-114, TagResource and UntagResource).
 func eksTags(typ string) []call {
 	return []call{
-		{action: "eks:TagResource", on: onSelf(typ), tags: true, changed: keysChanged("tags"), src: "eks/tags_gen.go:114"},
-		{action: "eks:UntagResource", on: onSelf(typ), changed: keysChanged("tags"), src: "eks/tags_gen.go:99"},
+		{action: "eks:TagResource", on: onSelf(typ), tags: true, changed: []string{"tags"}, src: "eks/tags_gen.go:114"},
+		{action: "eks:UntagResource", on: onSelf(typ), changed: []string{"tags"}, src: "eks/tags_gen.go:99"},
 	}
 }
 
@@ -126,7 +125,7 @@ var providerCalls = map[string]typeCalls{
 			{action: "ec2:DescribeSecurityGroups", on: onAny(), src: "ec2/vpc_.go:330"},
 		},
 		update: append([]call{
-			{action: "ec2:ModifyVpcAttribute", on: onSelf("vpc"), changed: keysChanged("enableDnsHostnames", "enableDnsSupport"), src: "ec2/vpc_.go:381-398"},
+			{action: "ec2:ModifyVpcAttribute", on: onSelf("vpc"), changed: []string{"enableDnsHostnames", "enableDnsSupport"}, src: "ec2/vpc_.go:381-398"},
 		}, ec2Tags("vpc")...),
 		delete: []call{{action: "ec2:DeleteVpc", on: onSelf("vpc"), src: "ec2/vpc_.go:454"}},
 	},
@@ -137,7 +136,7 @@ var providerCalls = map[string]typeCalls{
 		},
 		observe: []call{{action: "ec2:DescribeSubnets", on: onAny(), src: "ec2/vpc_subnet.go:233"}},
 		update: append([]call{
-			{action: "ec2:ModifySubnetAttribute", on: onSelf("subnet"), changed: keysChanged("mapPublicIpOnLaunch"), src: "ec2/vpc_subnet.go:290,635"},
+			{action: "ec2:ModifySubnetAttribute", on: onSelf("subnet"), changed: []string{"mapPublicIpOnLaunch"}, src: "ec2/vpc_subnet.go:290,635"},
 		}, ec2Tags("subnet")...),
 		delete: []call{
 			// deleteLingeringENIs (ec2/vpc_network_interface.go:1473)
@@ -152,8 +151,8 @@ var providerCalls = map[string]typeCalls{
 		},
 		observe: []call{{action: "ec2:DescribeInternetGateways", on: onAny(), src: "ec2/vpc_internet_gateway.go:98"}},
 		update: append([]call{
-			{action: "ec2:DetachInternetGateway", on: on(self("internet-gateway"), ref("vpc", "vpcId", "aws_vpc")), changed: keysChanged("vpcId"), src: "ec2/vpc_internet_gateway.go:135,213-221"},
-			{action: "ec2:AttachInternetGateway", on: on(self("internet-gateway"), ref("vpc", "vpcId", "aws_vpc")), changed: keysChanged("vpcId"), src: "ec2/vpc_internet_gateway.go:135,189-197"},
+			{action: "ec2:DetachInternetGateway", on: on(self("internet-gateway"), ref("vpc", "vpcId", "aws_vpc")), changed: []string{"vpcId"}, src: "ec2/vpc_internet_gateway.go:135,213-221"},
+			{action: "ec2:AttachInternetGateway", on: on(self("internet-gateway"), ref("vpc", "vpcId", "aws_vpc")), changed: []string{"vpcId"}, src: "ec2/vpc_internet_gateway.go:135,189-197"},
 		}, ec2Tags("internet-gateway")...),
 		delete: []call{
 			{action: "ec2:DetachInternetGateway", on: on(self("internet-gateway"), ref("vpc", "vpcId", "aws_vpc")), when: set("vpcId"), src: "ec2/vpc_internet_gateway.go:213-221"},
@@ -186,7 +185,7 @@ var providerCalls = map[string]typeCalls{
 		create:  []call{{action: "ec2:CreateRoute", on: on(ref("route-table", "routeTableId", "aws_route_table")), src: "ec2/vpc_route.go:246"}},
 		observe: []call{{action: "ec2:DescribeRouteTables", on: onAny(), src: "ec2/vpc_route.go:263,270"}},
 		update: []call{{action: "ec2:ReplaceRoute", on: on(ref("route-table", "routeTableId", "aws_route_table")),
-			changed: keysChanged("gatewayId", "natGatewayId", "networkInterfaceId", "transitGatewayId", "vpcPeeringConnectionId"), src: "ec2/vpc_route.go:403"}},
+			changed: []string{"gatewayId", "natGatewayId", "networkInterfaceId", "transitGatewayId", "vpcPeeringConnectionId"}, src: "ec2/vpc_route.go:403"}},
 		delete: []call{{action: "ec2:DeleteRoute", on: on(ref("route-table", "routeTableId", "aws_route_table")), src: "ec2/vpc_route.go:450"}},
 	},
 	"aws_route_table_association": {
@@ -194,7 +193,7 @@ var providerCalls = map[string]typeCalls{
 			src: "ec2/vpc_route_table_association.go:80"}},
 		observe: []call{{action: "ec2:DescribeRouteTables", on: onAny(), src: "ec2/vpc_route_table_association.go:103"}},
 		update: []call{{action: "ec2:ReplaceRouteTableAssociation", on: on(ref("route-table", "routeTableId", "aws_route_table")),
-			changed: keysChanged("routeTableId"), src: "ec2/vpc_route_table_association.go:135"}},
+			changed: []string{"routeTableId"}, src: "ec2/vpc_route_table_association.go:135"}},
 		delete: []call{{action: "ec2:DisassociateRouteTable", on: on(ref("route-table", "routeTableId", "aws_route_table"), ref("subnet", "subnetId", "aws_subnet")),
 			src: "ec2/vpc_route_table_association.go:161,221"}},
 	},
@@ -205,9 +204,9 @@ var providerCalls = map[string]typeCalls{
 			{action: "ec2:DescribeLaunchTemplateVersions", on: onAny(), src: "ec2/ec2_launch_template.go:1028"},
 		},
 		update: append([]call{
-			{action: "ec2:CreateLaunchTemplateVersion", on: onSelf("launch-template"), changed: keysChanged("blockDeviceMappings", "metadataOptions", "tagSpecifications", "userData",
-				"imageId", "instanceType", "vpcSecurityGroupIds", "networkInterfaces", "monitoring", "ebsOptimized", "keyName"), src: "ec2/ec2_launch_template.go:1112"},
-			{action: "ec2:ModifyLaunchTemplate", on: onSelf("launch-template"), changed: keysChanged("defaultVersion", "updateDefaultVersion"), src: "ec2/ec2_launch_template.go:1132"},
+			{action: "ec2:CreateLaunchTemplateVersion", on: onSelf("launch-template"), changed: []string{"blockDeviceMappings", "metadataOptions", "tagSpecifications", "userData",
+				"imageId", "instanceType", "vpcSecurityGroupIds", "networkInterfaces", "monitoring", "ebsOptimized", "keyName"}, src: "ec2/ec2_launch_template.go:1112"},
+			{action: "ec2:ModifyLaunchTemplate", on: onSelf("launch-template"), changed: []string{"defaultVersion", "updateDefaultVersion"}, src: "ec2/ec2_launch_template.go:1132"},
 		}, ec2Tags("launch-template")...),
 		delete: []call{{action: "ec2:DeleteLaunchTemplate", on: onSelf("launch-template"), src: "ec2/ec2_launch_template.go:1147"}},
 	},
@@ -220,9 +219,9 @@ var providerCalls = map[string]typeCalls{
 		},
 		observe: []call{{action: "eks:DescribeCluster", on: onSelf("cluster"), src: "eks/cluster.go:374,591"}},
 		update: append([]call{
-			{action: "eks:UpdateClusterVersion", on: onSelf("cluster"), changed: keysChanged("version"), src: "eks/cluster.go:437"},
-			{action: "eks:UpdateClusterConfig", on: onSelf("cluster"), changed: keysChanged("vpcConfig", "enabledClusterLogTypes", "accessConfig", "upgradePolicy", "zonalShiftConfig"), src: "eks/cluster.go:479,619"},
-			{action: "eks:DescribeUpdate", on: onSelf("cluster"), changed: keysChanged("version", "vpcConfig", "enabledClusterLogTypes", "accessConfig"), src: "eks/cluster.go:640"},
+			{action: "eks:UpdateClusterVersion", on: onSelf("cluster"), changed: []string{"version"}, src: "eks/cluster.go:437"},
+			{action: "eks:UpdateClusterConfig", on: onSelf("cluster"), changed: []string{"vpcConfig", "enabledClusterLogTypes", "accessConfig", "upgradePolicy", "zonalShiftConfig"}, src: "eks/cluster.go:479,619"},
+			{action: "eks:DescribeUpdate", on: onSelf("cluster"), changed: []string{"version", "vpcConfig", "enabledClusterLogTypes", "accessConfig"}, src: "eks/cluster.go:640"},
 		}, eksTags("cluster")...),
 		delete: []call{{action: "eks:DeleteCluster", on: onSelf("cluster"), src: "eks/cluster.go:548"}},
 	},
@@ -233,9 +232,9 @@ var providerCalls = map[string]typeCalls{
 		},
 		observe: []call{{action: "eks:DescribeNodegroup", on: onSelf("nodegroup"), src: "eks/node_group.go:393,588"}},
 		update: append([]call{
-			{action: "eks:UpdateNodegroupVersion", on: onSelf("nodegroup"), changed: keysChanged("version", "releaseVersion", "launchTemplate"), src: "eks/node_group.go:498"},
-			{action: "eks:UpdateNodegroupConfig", on: onSelf("nodegroup"), changed: keysChanged("scalingConfig", "labels", "taint", "updateConfig"), src: "eks/node_group.go:535"},
-			{action: "eks:DescribeUpdate", on: on(ref("cluster", "clusterName", "aws_eks_cluster"), self("nodegroup")), changed: keysChanged("version", "releaseVersion", "launchTemplate", "scalingConfig", "labels", "taint", "updateConfig"), src: "eks/node_group.go:615"},
+			{action: "eks:UpdateNodegroupVersion", on: onSelf("nodegroup"), changed: []string{"version", "releaseVersion", "launchTemplate"}, src: "eks/node_group.go:498"},
+			{action: "eks:UpdateNodegroupConfig", on: onSelf("nodegroup"), changed: []string{"scalingConfig", "labels", "taint", "updateConfig"}, src: "eks/node_group.go:535"},
+			{action: "eks:DescribeUpdate", on: on(ref("cluster", "clusterName", "aws_eks_cluster"), self("nodegroup")), changed: []string{"version", "releaseVersion", "launchTemplate", "scalingConfig", "labels", "taint", "updateConfig"}, src: "eks/node_group.go:615"},
 		}, eksTags("nodegroup")...),
 		delete: []call{{action: "eks:DeleteNodegroup", on: onSelf("nodegroup"), src: "eks/node_group.go:562"}},
 	},
@@ -246,8 +245,8 @@ var providerCalls = map[string]typeCalls{
 		},
 		observe: []call{{action: "eks:DescribeAddon", on: onSelf("addon"), src: "eks/addon.go:210,339"}},
 		update: append([]call{
-			{action: "eks:UpdateAddon", on: onSelf("addon"), changed: keysChanged("addonVersion", "configurationValues", "serviceAccountRoleArn", "resolveConflictsOnUpdate", "podIdentityAssociation"), src: "eks/addon.go:279"},
-			{action: "eks:DescribeUpdate", on: on(ref("cluster", "clusterName", "aws_eks_cluster"), self("addon")), changed: keysChanged("addonVersion", "configurationValues", "serviceAccountRoleArn"), src: "eks/addon.go:366"},
+			{action: "eks:UpdateAddon", on: onSelf("addon"), changed: []string{"addonVersion", "configurationValues", "serviceAccountRoleArn", "resolveConflictsOnUpdate", "podIdentityAssociation"}, src: "eks/addon.go:279"},
+			{action: "eks:DescribeUpdate", on: on(ref("cluster", "clusterName", "aws_eks_cluster"), self("addon")), changed: []string{"addonVersion", "configurationValues", "serviceAccountRoleArn"}, src: "eks/addon.go:366"},
 		}, eksTags("addon")...),
 		delete: []call{{action: "eks:DeleteAddon", on: onSelf("addon"), src: "eks/addon.go:320"}},
 	},
@@ -262,7 +261,7 @@ var providerCalls = map[string]typeCalls{
 		create: []call{{action: "eks:CreateAccessEntry", on: on(ref("cluster", "clusterName", "aws_eks_cluster")), tags: true, keys: []string{keyPrincipalARN},
 			src: "access_entry.go resourceAccessEntryCreate"}},
 		observe: []call{{action: "eks:DescribeAccessEntry", on: onSelf("access-entry"), src: "access_entry.go resourceAccessEntryRead"}},
-		update: append([]call{{action: "eks:UpdateAccessEntry", on: onSelf("access-entry"), changed: keysChanged("kubernetesGroups", "userName"),
+		update: append([]call{{action: "eks:UpdateAccessEntry", on: onSelf("access-entry"), changed: []string{"kubernetesGroups", "userName"},
 			src: "access_entry.go resourceAccessEntryUpdate"}}, eksTags("access-entry")...),
 		delete: []call{{action: "eks:DeleteAccessEntry", on: onSelf("access-entry"), src: "access_entry.go resourceAccessEntryDelete"}},
 	},
@@ -284,9 +283,9 @@ var providerCalls = map[string]typeCalls{
 		create:  []call{{action: "iam:CreateOpenIDConnectProvider", creates: true, on: onSelf("oidc-provider"), tags: true, src: "iam/openid_connect_provider.go:83,88"}},
 		observe: []call{{action: "iam:GetOpenIDConnectProvider", on: onSelf("oidc-provider"), src: "iam/openid_connect_provider.go:124,206"}},
 		update: []call{
-			{action: "iam:UpdateOpenIDConnectProviderThumbprint", on: onSelf("oidc-provider"), changed: keysChanged("thumbprintList"), src: "iam/openid_connect_provider.go:156"},
-			{action: "iam:TagOpenIDConnectProvider", on: onSelf("oidc-provider"), tags: true, changed: keysChanged("tags"), src: "iam/tags.go:90"},
-			{action: "iam:UntagOpenIDConnectProvider", on: onSelf("oidc-provider"), changed: keysChanged("tags"), src: "iam/tags.go:77"},
+			{action: "iam:UpdateOpenIDConnectProviderThumbprint", on: onSelf("oidc-provider"), changed: []string{"thumbprintList"}, src: "iam/openid_connect_provider.go:156"},
+			{action: "iam:TagOpenIDConnectProvider", on: onSelf("oidc-provider"), tags: true, changed: []string{"tags"}, src: "iam/tags.go:90"},
+			{action: "iam:UntagOpenIDConnectProvider", on: onSelf("oidc-provider"), changed: []string{"tags"}, src: "iam/tags.go:77"},
 		},
 		delete: []call{{action: "iam:DeleteOpenIDConnectProvider", on: onSelf("oidc-provider"), src: "iam/openid_connect_provider.go:186"}},
 	},
@@ -299,12 +298,12 @@ var providerCalls = map[string]typeCalls{
 			{action: "iam:ListAttachedRolePolicies", on: onSelf("role"), src: "iam/role.go:328,658"},
 		},
 		update: []call{
-			{action: "iam:UpdateAssumeRolePolicy", on: onSelf("role"), changed: keysChanged("assumeRolePolicy"), src: "iam/role.go:356"},
-			{action: "iam:UpdateRoleDescription", on: onSelf("role"), changed: keysChanged("description"), src: "iam/role.go:378"},
-			{action: "iam:UpdateRole", on: onSelf("role"), changed: keysChanged("maxSessionDuration"), src: "iam/role.go:391"},
-			{action: "iam:PutRolePermissionsBoundary", on: onSelf("role"), keys: []string{keyBoundary}, changed: keysChanged("permissionsBoundary"), src: "iam/role.go:406"},
-			{action: "iam:TagRole", on: onSelf("role"), tags: true, changed: keysChanged("tags"), src: "iam/tags.go:176"},
-			{action: "iam:UntagRole", on: onSelf("role"), changed: keysChanged("tags"), src: "iam/tags.go:163"},
+			{action: "iam:UpdateAssumeRolePolicy", on: onSelf("role"), changed: []string{"assumeRolePolicy"}, src: "iam/role.go:356"},
+			{action: "iam:UpdateRoleDescription", on: onSelf("role"), changed: []string{"description"}, src: "iam/role.go:378"},
+			{action: "iam:UpdateRole", on: onSelf("role"), changed: []string{"maxSessionDuration"}, src: "iam/role.go:391"},
+			{action: "iam:PutRolePermissionsBoundary", on: onSelf("role"), keys: []string{keyBoundary}, changed: []string{"permissionsBoundary"}, src: "iam/role.go:406"},
+			{action: "iam:TagRole", on: onSelf("role"), tags: true, changed: []string{"tags"}, src: "iam/tags.go:176"},
+			{action: "iam:UntagRole", on: onSelf("role"), changed: []string{"tags"}, src: "iam/tags.go:163"},
 		},
 		delete: []call{
 			// deleteRoleInstanceProfiles
@@ -315,7 +314,7 @@ var providerCalls = map[string]typeCalls{
 	"aws_iam_role_policy": {
 		create:  []call{{action: "iam:PutRolePolicy", on: on(ref("role", "role", "aws_iam_role")), keys: []string{keyBoundary}, src: "iam/role_policy.go:99"}},
 		observe: []call{{action: "iam:GetRolePolicy", on: on(ref("role", "role", "aws_iam_role")), src: "iam/role_policy.go:129,191"}},
-		update:  []call{{action: "iam:PutRolePolicy", on: on(ref("role", "role", "aws_iam_role")), keys: []string{keyBoundary}, changed: keysChanged("policy"), src: "iam/role_policy.go:82,99"}},
+		update:  []call{{action: "iam:PutRolePolicy", on: on(ref("role", "role", "aws_iam_role")), keys: []string{keyBoundary}, changed: []string{"policy"}, src: "iam/role_policy.go:82,99"}},
 		delete:  []call{{action: "iam:DeleteRolePolicy", on: on(ref("role", "role", "aws_iam_role")), keys: []string{keyBoundary}, src: "iam/role_policy.go:169"}},
 	},
 	"aws_iam_role_policy_attachment": {
@@ -341,9 +340,9 @@ var providerCalls = map[string]typeCalls{
 			{action: "logs:ListTagsForResource", on: onSelf("log-group"), src: "provider/intercept.go:305-323"},
 		},
 		update: []call{
-			{action: "logs:PutRetentionPolicy", on: onSelf("log-group"), changed: keysChanged("retentionInDays"), src: "logs/group.go resourceGroupUpdate"},
-			{action: "logs:TagResource", on: onSelf("log-group"), tags: true, changed: keysChanged("tags"), src: "provider/intercept.go:269-275"},
-			{action: "logs:UntagResource", on: onSelf("log-group"), changed: keysChanged("tags"), src: "provider/intercept.go:269-275"},
+			{action: "logs:PutRetentionPolicy", on: onSelf("log-group"), changed: []string{"retentionInDays"}, src: "logs/group.go resourceGroupUpdate"},
+			{action: "logs:TagResource", on: onSelf("log-group"), tags: true, changed: []string{"tags"}, src: "provider/intercept.go:269-275"},
+			{action: "logs:UntagResource", on: onSelf("log-group"), changed: []string{"tags"}, src: "provider/intercept.go:269-275"},
 		},
 		delete: []call{{action: "logs:DeleteLogGroup", on: onSelf("log-group"), when: func(a map[string]any) bool { return a["skipDestroy"] != true },
 			src: "logs/group.go resourceGroupDelete"}},
@@ -357,12 +356,12 @@ var providerCalls = map[string]typeCalls{
 			{action: "dynamodb:ListTagsOfResource", on: onSelf("table"), oneOf: true, src: "dynamodb/tags_gen.go:49; provider/intercept.go:323"},
 		},
 		update: []call{
-			{action: "dynamodb:UpdateTable", on: onSelf("table"), changed: keysChanged("deletionProtectionEnabled", "billingMode", "readCapacity", "writeCapacity",
-				"streamEnabled", "streamViewType", "globalSecondaryIndex", "serverSideEncryption", "tableClass"), src: "dynamodb/table.go:926-1002"},
-			{action: "dynamodb:UpdateContinuousBackups", on: onSelf("table"), changed: keysChanged("pointInTimeRecovery"), src: "dynamodb/table.go:1418"},
-			{action: "dynamodb:UpdateTimeToLive", on: onSelf("table"), changed: keysChanged("ttl"), src: "dynamodb/table.go:1385"},
-			{action: "dynamodb:TagResource", on: onSelf("table"), oneOf: true, tags: true, changed: keysChanged("tags"), src: "dynamodb/tags_gen.go:132"},
-			{action: "dynamodb:UntagResource", on: onSelf("table"), oneOf: true, changed: keysChanged("tags"), src: "dynamodb/tags_gen.go:146"},
+			{action: "dynamodb:UpdateTable", on: onSelf("table"), changed: []string{"deletionProtectionEnabled", "billingMode", "readCapacity", "writeCapacity",
+				"streamEnabled", "streamViewType", "globalSecondaryIndex", "serverSideEncryption", "tableClass"}, src: "dynamodb/table.go:926-1002"},
+			{action: "dynamodb:UpdateContinuousBackups", on: onSelf("table"), changed: []string{"pointInTimeRecovery"}, src: "dynamodb/table.go:1418"},
+			{action: "dynamodb:UpdateTimeToLive", on: onSelf("table"), changed: []string{"ttl"}, src: "dynamodb/table.go:1385"},
+			{action: "dynamodb:TagResource", on: onSelf("table"), oneOf: true, tags: true, changed: []string{"tags"}, src: "dynamodb/tags_gen.go:132"},
+			{action: "dynamodb:UntagResource", on: onSelf("table"), oneOf: true, changed: []string{"tags"}, src: "dynamodb/tags_gen.go:146"},
 		},
 		delete: []call{{action: "dynamodb:DeleteTable", on: onSelf("table"), src: "dynamodb/table.go:1660"}},
 	},
@@ -373,10 +372,10 @@ var providerCalls = map[string]typeCalls{
 			{action: "sqs:ListQueueTags", on: onSelf("queue"), src: "sqs/tags_gen.go:26; provider/intercept.go:323"},
 		},
 		update: []call{
-			{action: "sqs:SetQueueAttributes", on: onSelf("queue"), changed: keysChanged("delaySeconds", "maxMessageSize", "messageRetentionSeconds", "policy",
-				"receiveWaitTimeSeconds", "redrivePolicy", "redriveAllowPolicy", "visibilityTimeout", "kmsMasterKeyId", "sqsManagedSseEnabled"), src: "sqs/queue.go:324"},
-			{action: "sqs:TagQueue", on: onSelf("queue"), tags: true, changed: keysChanged("tags"), src: "sqs/tags_gen.go:94"},
-			{action: "sqs:UntagQueue", on: onSelf("queue"), changed: keysChanged("tags"), src: "sqs/tags_gen.go:108"},
+			{action: "sqs:SetQueueAttributes", on: onSelf("queue"), changed: []string{"delaySeconds", "maxMessageSize", "messageRetentionSeconds", "policy",
+				"receiveWaitTimeSeconds", "redrivePolicy", "redriveAllowPolicy", "visibilityTimeout", "kmsMasterKeyId", "sqsManagedSseEnabled"}, src: "sqs/queue.go:324"},
+			{action: "sqs:TagQueue", on: onSelf("queue"), tags: true, changed: []string{"tags"}, src: "sqs/tags_gen.go:94"},
+			{action: "sqs:UntagQueue", on: onSelf("queue"), changed: []string{"tags"}, src: "sqs/tags_gen.go:108"},
 		},
 		delete: []call{{action: "sqs:DeleteQueue", on: onSelf("queue"), src: "sqs/queue.go:342"}},
 	},

@@ -39,7 +39,7 @@ import (
 // key's resource policies, the issuer URL
 // against the trust policy's federated principal (the hub's tokens come
 // from the local API server, not the EKS OIDC issuer the program's trust
-// policies name), KMS decryption and version stages other than AWSCURRENT.
+// policies name), and version stages other than AWSCURRENT.
 type Endpoints struct {
 	Region, Account, Partition string
 	// Roles are the IAM roles that exist: ARN to trust policy document.
