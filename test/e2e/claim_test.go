@@ -652,7 +652,7 @@ func upgrade(t *testing.T, h *e2e.Hub) {
 
 // requestReconcile asks the hub's Flux to fetch the repository and apply
 // workload-clusters now.
-func requestReconcile(t *testing.T, h *e2e.Hub) {
+func requestReconcile(t testing.TB, h *e2e.Hub) {
 	t.Helper()
 	requestFluxReconcile(t, h.Cluster, fluxObject{gitRepositories, "flux-system"}, fluxObject{kustomizations, "workload-clusters"})
 }
@@ -665,7 +665,7 @@ type fluxObject struct {
 
 // requestFluxReconcile asks Flux on c to reconcile objs now, as `flux
 // reconcile` does (the reconcile.fluxcd.io/requestedAt annotation).
-func requestFluxReconcile(t *testing.T, c *e2e.Cluster, objs ...fluxObject) {
+func requestFluxReconcile(t testing.TB, c *e2e.Cluster, objs ...fluxObject) {
 	t.Helper()
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
 	for _, o := range objs {

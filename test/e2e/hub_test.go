@@ -46,7 +46,7 @@ func condition(o *unstructured.Unstructured, typ string) (status, reason, messag
 	return "", "", ""
 }
 
-func startHub(t *testing.T, network string, prefix string, edit func(work string) error, eks ...e2e.EKSOptions) *e2e.Hub {
+func startHub(t testing.TB, network string, prefix string, edit func(work string) error, eks ...e2e.EKSOptions) *e2e.Hub {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {

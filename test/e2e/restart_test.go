@@ -43,7 +43,7 @@ func addClaim(t *testing.T, h *e2e.Hub, name, cidr string) {
 // listClaim lists the claim file name.yaml in the claims folder's
 // kustomization.yaml of h's work tree, with the editor `fleet cluster add`
 // uses (kustfile.Add).
-func listClaim(t *testing.T, h *e2e.Hub, name string) {
+func listClaim(t testing.TB, h *e2e.Hub, name string) {
 	t.Helper()
 	path := filepath.Join(h.Repo.Work, filepath.FromSlash(filepath.Dir(claimFile)), "kustomization.yaml")
 	b, err := os.ReadFile(path)
