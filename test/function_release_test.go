@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fnjson"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
@@ -67,13 +68,16 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 	paths := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		out := convergeReady(t, compose.Params{Input: in, Spoke: name, Spec: specs[name]})
+		// The response's TTL is output too: it decides how often every hub
+		// re-applies every spoke (issue 45).
 		b, err := json.Marshal(struct {
 			Spoke   string
 			Objects map[string]compose.Object
 			Status  map[string]any
 			Pending []string
 			Notices []compose.Notice
-		}{name, out.Objects, out.Status, out.Pending, out.Notices})
+			TTL     string `json:",omitempty"`
+		}{name, out.Objects, out.Status, out.Pending, out.Notices, ttlSince(fnjson.TTL)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,6 +92,16 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), slices.Sorted(maps.Keys(paths))
+}
+
+// ttlSince is the TTL as the digest holds it: releases up to v0.2.0 were
+// recorded before the digest covered the TTL, and answered function-sdk-go's
+// default of 60s, which the digest leaves out so that their records stand.
+func ttlSince(ttl string) string {
+	if ttl == "60s" {
+		return ""
+	}
+	return ttl
 }
 
 // convergeReady composes until nothing more appears, each composed

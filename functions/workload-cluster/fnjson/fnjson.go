@@ -21,9 +21,23 @@ import (
 // ClaimNameLabel is the label Crossplane puts on an XR created from a claim.
 const ClaimNameLabel = "crossplane.io/claim-name"
 
-// TTL is how long Crossplane may cache a response (function-sdk-go's
-// response.DefaultTTL).
-const TTL = "60s"
+// TTL is how long the composite's result stands before Crossplane runs
+// the pipeline again with nothing changed. With realtime compositions (on
+// by default) Crossplane v2.4.0 requeues every composite after its
+// pipeline's shortest non-zero TTL (internal/controller/apiextensions/
+// composite/reconciler.go:922-926, composition_functions.go:472-477), and
+// each of those reconciles server-side-applies every composed object of
+// the spoke (about 115, composition_functions.go:676-689). Every change
+// the function reads already wakes the composite through the watches
+// realtime compositions start on each composed kind (definition/
+// reconciler.go:598-608) and on the composite itself, and the function
+// reads nothing else (no extra resources; the hub's facts come in the
+// Composition's input, a new CompositionRevision). So the TTL is only the
+// bound on how stale a composite may be after an event Crossplane's
+// circuit breaker dropped (circuit/mapfunc.go): ten minutes, where
+// function-sdk-go's default of one minute (response.DefaultTTL) cost each
+// spoke about 115 writes a minute at rest (issue 45, docs/performance.md).
+const TTL = "600s"
 
 // Protobuf enum names as protojson writes them.
 const (

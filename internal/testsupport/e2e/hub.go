@@ -215,11 +215,11 @@ func compressedTime(work string) error {
 	if err != nil {
 		return err
 	}
-	const anchor = "\n  values:\n"
-	if strings.Count(string(b), anchor) != 1 || strings.Contains(string(b), "\n    args:") {
-		return fmt.Errorf("%s: want one values: block without args to add the circuit breaker's flags to", CrossplaneRelease)
+	const anchor = "\n  values:\n    args:\n"
+	if strings.Count(string(b), anchor) != 1 || strings.Contains(string(b), "--circuit-breaker-") {
+		return fmt.Errorf("%s: want one values.args list, without circuit breaker flags, to add the suite's to", CrossplaneRelease)
 	}
-	out := strings.Replace(string(b), anchor, fmt.Sprintf("%s    args:\n      - --circuit-breaker-burst=%d\n      - --circuit-breaker-refill-rate=%d\n",
+	out := strings.Replace(string(b), anchor, fmt.Sprintf("%s      - --circuit-breaker-burst=%d\n      - --circuit-breaker-refill-rate=%d\n",
 		anchor, CircuitBreakerBurst, CircuitBreakerRefillRate), 1)
 	return os.WriteFile(path, []byte(out), 0o644)
 }
