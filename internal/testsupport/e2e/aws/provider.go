@@ -532,9 +532,10 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 }
 
 // writeStatus writes the status when it changed (so an unchanged resource
-// does not wake its composite).
+// does not wake its composite), compared as JSON: the status as read holds
+// the API server's int64 and float64 where the stand-in sets Go ints.
 func (p *Provider) writeStatus(ctx context.Context, before, u *unstructured.Unstructured) error {
-	if reflect.DeepEqual(before.Object["status"], u.Object["status"]) {
+	if reflect.DeepEqual(jsonNorm(before.Object["status"]), jsonNorm(u.Object["status"])) {
 		return nil
 	}
 	return p.Client.Status().Update(ctx, u)
