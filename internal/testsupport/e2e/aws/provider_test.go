@@ -61,6 +61,29 @@ func cond(u *unstructured.Unstructured, typ string) (string, string) {
 	return "", ""
 }
 
+// reconcileAll runs four passes of p, fails on any stand-in error, and
+// returns managed as c holds them now, each checked Ready.
+func reconcileAll(t *testing.T, p *Provider, c client.Client, managed []client.Object) []*unstructured.Unstructured {
+	t.Helper()
+	for range 4 {
+		if err := p.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if errs := p.Errors(); len(errs) > 0 {
+		t.Fatalf("stand-in errors: %v", errs)
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range managed {
+		u := get(t, c, o.GetObjectKind().GroupVersionKind().GroupVersion().String(), o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+		if st, msg := cond(u, "Ready"); st != "True" {
+			t.Errorf("%s %s not Ready: %s", u.GetKind(), u.GetName(), msg)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
 // TestProviderReconciles runs the stand-in against a fake API server:
 // references resolve with
 // crossplane-runtime's resolver (an Always reference follows a new target,
@@ -87,19 +110,7 @@ func TestProviderReconciles(t *testing.T) {
 	}
 	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(objs[5:]...).Build()
 	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
-	for range 4 {
-		if err := p.RunOnce(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if errs := p.Errors(); len(errs) > 0 {
-		t.Fatalf("stand-in errors: %v", errs)
-	}
-	for _, o := range objs[5:] {
-		u := get(t, c, o.GetObjectKind().GroupVersionKind().GroupVersion().String(), o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
-		if st, msg := cond(u, "Ready"); st != "True" {
-			t.Errorf("%s %s not Ready: %s", u.GetKind(), u.GetName(), msg)
-		}
+	for _, u := range reconcileAll(t, p, c, objs[5:]) {
 		if meta.GetExternalName(u) == "" {
 			t.Errorf("%s %s has no external name", u.GetKind(), u.GetName())
 		}
@@ -461,19 +472,9 @@ func TestProviderAtRestWritesNoStatus(t *testing.T) {
 			return c.SubResource(sub).Update(ctx, o, opts...)
 		}}).Build()
 	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
-	for range 4 {
-		if err := p.RunOnce(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if errs := p.Errors(); len(errs) > 0 {
-		t.Fatalf("stand-in errors: %v", errs)
-	}
-	for _, o := range objs[5:] {
-		u := get(t, c, o.GetObjectKind().GroupVersionKind().GroupVersion().String(), o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
-		if st, msg := cond(u, "Ready"); st != "True" {
-			t.Fatalf("%s %s not Ready: %s", u.GetKind(), u.GetName(), msg)
-		}
+	reconcileAll(t, p, c, objs[5:])
+	if t.Failed() {
+		return
 	}
 	clear(writes)
 	for range 3 {
