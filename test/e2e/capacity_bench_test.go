@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 )
 
@@ -99,21 +100,8 @@ func addBenchClaims(b *testing.B, h *e2e.Hub, from, to int) {
 	if from >= to {
 		return
 	}
-	example, err := os.ReadFile(filepath.Join("..", "..", claimFile))
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := filepath.Dir(filepath.Join(h.Repo.Work, filepath.FromSlash(claimFile)))
 	for i := from; i < to; i++ {
-		name, cidr := benchClaim(i), fmt.Sprintf("10.%d.0.0/16", 100+i)
-		claim := strings.NewReplacer("name: "+claimName, "name: "+name, "vpcCidr: 10.20.0.0/16", "vpcCidr: "+cidr).Replace(string(example))
-		if !strings.Contains(claim, "name: "+name) || !strings.Contains(claim, cidr) {
-			b.Fatalf("the example claim changed shape; cannot derive %s from it", name)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(claim), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		listClaim(b, h, name)
+		writeClaim(b, h, benchClaim(i), fmt.Sprintf("10.%d.0.0/16", 100+i))
 	}
 	if err := h.Repo.Commit(fmt.Sprintf("add %d claims", to-from)); err != nil {
 		b.Fatal(err)
@@ -210,7 +198,7 @@ func takeScrape(b *testing.B, h *e2e.Hub) scrape {
 		case strings.HasPrefix(pod, "crossplane-rbac-manager"):
 		case strings.HasPrefix(pod, "crossplane-"):
 			key = "crossplane"
-		case strings.HasPrefix(pod, "function-workload-cluster"):
+		case strings.HasPrefix(pod, versions.WorkloadClusterFunctionPackage):
 			key = "function"
 		}
 		if key == "" {

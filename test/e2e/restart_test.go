@@ -22,6 +22,16 @@ import (
 // VPC CIDR, as a team's pull request adds one.
 func addClaim(t *testing.T, h *e2e.Hub, name, cidr string) {
 	t.Helper()
+	writeClaim(t, h, name, cidr)
+	if err := h.Repo.Commit("add " + name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeClaim writes a copy of the example claim named name with its own
+// VPC CIDR into h's work tree and lists it, uncommitted.
+func writeClaim(t testing.TB, h *e2e.Hub, name, cidr string) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", claimFile))
 	if err != nil {
 		t.Fatal(err)
@@ -35,9 +45,6 @@ func addClaim(t *testing.T, h *e2e.Hub, name, cidr string) {
 		t.Fatal(err)
 	}
 	listClaim(t, h, name)
-	if err := h.Repo.Commit("add " + name); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // listClaim lists the claim file name.yaml in the claims folder's
