@@ -2,7 +2,8 @@
 // Kubernetes control plane, kwok, Flux's controllers, Crossplane, External
 // Secrets, Sealed Secrets, the pinned composition functions) into the
 // binary cache, and prints where each is. The tests build what they need
-// themselves; run this to build everything ahead, or to see the paths.
+// themselves; run this to build everything ahead (binaries.Parallel at a
+// time), or to see the paths. CI runs it beside the tests (.ci/run).
 //
 //	go run ./scripts/tools [NAME...]
 package main
@@ -38,20 +39,20 @@ func main() {
 		fmt.Fprintln(os.Stderr)
 		os.Exit(2)
 	}
-	failed := false
+	var tools []binaries.Tool
 	for _, t := range binaries.All() {
-		if len(want) > 0 && !want[t.Name] {
-			continue
+		if len(want) == 0 || want[t.Name] {
+			tools = append(tools, t)
 		}
-		p, err := binaries.Build(context.Background(), t)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			failed = true
-			continue
-		}
-		fmt.Printf("%s\t%s\n", t.Name, p)
 	}
-	if failed {
+	paths, err := binaries.BuildAll(context.Background(), binaries.Parallel, tools...)
+	for _, t := range tools {
+		if p, ok := paths[t.Name]; ok {
+			fmt.Printf("%s\t%s\n", t.Name, p)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }

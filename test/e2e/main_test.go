@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 
 	"k8s.io/component-base/cli"
 	"k8s.io/kubectl/pkg/cmd"
+
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
 )
 
 // TestMain runs kubectl when the test binary is started under that name:
@@ -22,6 +25,13 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// Every upstream program the suite runs, built side by side before the
+	// first test (a no-op when cached): one at a time, a cold cache kept
+	// one of CI's two cores idle for half an hour.
+	if err := e2e.BuildTools(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "build the upstream programs the suite runs:", err)
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }

@@ -1,8 +1,11 @@
 package binaries
 
 import (
+	"context"
+	"debug/elf"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/mod/modfile"
@@ -111,5 +114,79 @@ func TestLDFlagsStable(t *testing.T) {
 		if got := kubeLDFlags(); got != first {
 			t.Fatalf("kubeLDFlags() changed between calls:\n%s\n%s", first, got)
 		}
+	}
+}
+
+// TestBuildAll builds small tool modules side by side, as a cold suite
+// does: each tool that compiles lands in the cache without debug
+// information, and a failure names its tool without losing the others.
+func TestBuildAll(t *testing.T) {
+	const good = "package main\n\nfunc main() { println(\"ok\") }\n"
+	cases := map[string]struct {
+		reason  string
+		sources map[string]string // tool name to its main.go
+		wantErr []string          // tools the error must name
+	}{
+		"all build": {
+			reason:  "two modules built at once both land in the cache",
+			sources: map[string]string{"one": good, "two": good},
+		},
+		"one fails": {
+			reason:  "a compile error names its tool and the other tool is still built",
+			sources: map[string]string{"one": good, "broken": "package main\n\nfunc main() { undefined() }\n"},
+			wantErr: []string{"build broken"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("EKS_FLEET_BIN_CACHE", filepath.Join(dir, "cache"))
+			var tools []Tool
+			for tool, src := range tc.sources {
+				mod := filepath.Join(dir, tool)
+				if err := os.MkdirAll(mod, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for f, s := range map[string]string{"go.mod": "module example.com/" + tool + "\n\ngo 1.22\n", "main.go": src} {
+					if err := os.WriteFile(filepath.Join(mod, f), []byte(s), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				tools = append(tools, Tool{Name: tool, Module: tool, Package: "example.com/" + tool})
+			}
+			got, err := buildAll(context.Background(), dir, 2, tools)
+			for _, want := range tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: error %v does not name %q", tc.reason, err, want)
+				}
+			}
+			if len(tc.wantErr) == 0 && err != nil {
+				t.Fatalf("%s: %v", tc.reason, err)
+			}
+			for _, tool := range tools {
+				broken := tool.Name == "broken"
+				p, ok := got[tool.Name]
+				if ok == broken {
+					t.Errorf("%s: %s built = %v, want %v", tc.reason, tool.Name, ok, !broken)
+					continue
+				}
+				if broken {
+					continue
+				}
+				if want, _ := tool.Path(dir); p != want {
+					t.Errorf("%s: %s at %s, want its cache path %s", tc.reason, tool.Name, p, want)
+				}
+				f, err := elf.Open(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				for _, s := range f.Sections {
+					if strings.HasPrefix(s.Name, ".debug_") || s.Name == ".symtab" {
+						t.Errorf("%s: %s has section %s; tools are built without debug information", tc.reason, tool.Name, s.Name)
+					}
+				}
+			}
+		})
 	}
 }

@@ -52,9 +52,24 @@ var (
 	AutoReady         = Tool{Name: "function-auto-ready", Module: "functions/auto-ready", Package: "github.com/crossplane/function-auto-ready"}
 )
 
-// All lists every tool, in the order a cold build should take them.
+// All lists every tool, longest cold build first (seconds on the 2-core
+// CI machine, one build at a time, 28 Nov 2026), so that builds run side by
+// side (BuildAll) end together rather than behind one long build.
 func All() []Tool {
-	return []Tool{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok,
-		SourceController, KustomizeController, HelmController, Crossplane, RenderServer,
-		ExternalSecrets, SealedSecrets, PatchAndTransform, AutoReady}
+	return []Tool{
+		ExternalSecrets,       // 382
+		KubeAPIServer,         // 325
+		SourceController,      // 246
+		RenderServer,          // 216
+		KustomizeController,   // 166
+		PatchAndTransform,     // 168
+		Kwok,                  // 124
+		HelmController,        // 93
+		AutoReady,             // 84
+		Crossplane,            // 81, after RenderServer (one module)
+		KubeControllerManager, // 80, after KubeAPIServer
+		SealedSecrets,         // 70
+		Etcd,                  // 60
+		KubeScheduler,         // 8, after KubeAPIServer
+	}
 }

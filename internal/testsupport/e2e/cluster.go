@@ -125,11 +125,9 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 		return nil, err
 	}
 
-	bins := map[string]string{}
-	for _, t := range []binaries.Tool{binaries.Etcd, binaries.KubeAPIServer, binaries.KubeControllerManager, binaries.KubeScheduler, binaries.Kwok} {
-		if bins[t.Name], err = binaries.Build(ctx, t); err != nil {
-			return nil, err
-		}
+	bins, err := binaries.BuildAll(ctx, binaries.Parallel, clusterTools...)
+	if err != nil {
+		return nil, err
 	}
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
 	etcd := newProc(c.Dir, "etcd", bins["etcd"],

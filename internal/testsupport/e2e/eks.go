@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
@@ -270,8 +269,7 @@ func (e *EKS) install(ctx context.Context, o *unstructured.Unstructured, env []s
 	started := len(e.flux) > 0
 	e.mu.Unlock()
 	if !started {
-		procs, err := StartFlux(ctx, filepath.Join(e.Cluster.Dir, "flux"), e.Cluster.Kubeconfig, objs, env,
-			binaries.SourceController, binaries.KustomizeController, binaries.HelmController)
+		procs, err := StartFlux(ctx, filepath.Join(e.Cluster.Dir, "flux"), e.Cluster.Kubeconfig, objs, env, fluxTools...)
 		e.mu.Lock()
 		for k, v := range procs {
 			e.flux[k] = v

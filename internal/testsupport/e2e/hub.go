@@ -141,12 +141,14 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	// Build every program the pods run now (a no-op when cached), so a
 	// cold build does not count against the time the suite gives the
 	// controllers.
+	var tools []binaries.Tool
 	for _, img := range images {
 		if img.Path == "" {
-			if _, err := binaries.Build(ctx, img.Tool); err != nil {
-				return h, err
-			}
+			tools = append(tools, img.Tool)
 		}
+	}
+	if _, err := binaries.BuildAll(ctx, binaries.Parallel, tools...); err != nil {
+		return h, err
 	}
 	h.Pods = &PodRunner{Cluster: h.Cluster, Net: h.Net, Dir: opts.Dir, Images: images,
 		Env:   h.Internet.Env(h.Net.Prefix.String()),
@@ -530,7 +532,7 @@ func (h *Hub) Exited() error {
 // off and no event recorder (notification-controller is not run).
 func (h *Hub) startFlux(ctx context.Context) error {
 	procs, err := StartFlux(ctx, filepath.Join(h.Cluster.Dir, "flux"), h.Cluster.Kubeconfig, h.fluxObjects,
-		h.Internet.Env(h.Net.Prefix.String()), binaries.SourceController, binaries.KustomizeController, binaries.HelmController)
+		h.Internet.Env(h.Net.Prefix.String()), fluxTools...)
 	for name, p := range procs {
 		h.Flux[name] = p
 	}
