@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -100,19 +99,33 @@ func Run(toolDir string, reqs []Request, actions []string) ([]Result, []string, 
 // resolve principal tags in their Resource elements first
 // (ResolvePrincipalTags).
 func RunShared(toolDir string, docs map[string]policydoc.Document, reqs []Request, actions []string) ([]Result, []string, error) {
+	var out output
+	if err := runTool(toolDir, "evaluate.mjs", "evaluate IAM policies",
+		map[string]any{"requests": prepare(reqs), "actions": actions, "documents": docs}, &out); err != nil {
+		return nil, nil, err
+	}
+	if err := out.answers(len(reqs)); err != nil {
+		return nil, nil, err
+	}
+	return out.Results, out.UnknownActions, nil
+}
+
+// prepare makes reqs as the evaluator takes them (substitute), for
+// RunShared and Server.Evaluate alike.
+func prepare(reqs []Request) []Request {
 	sent := make([]Request, len(reqs))
 	for i, r := range reqs {
 		sent[i] = substitute(r)
 	}
-	var out output
-	if err := runTool(toolDir, "evaluate.mjs", "evaluate IAM policies",
-		map[string]any{"requests": sent, "actions": actions, "documents": docs}, &out); err != nil {
-		return nil, nil, err
+	return sent
+}
+
+// answers checks that the evaluator answered each of n requests.
+func (o output) answers(n int) error {
+	if len(o.Results) != n {
+		return fmt.Errorf("the IAM evaluator answered %d of %d requests", len(o.Results), n)
 	}
-	if len(out.Results) != len(reqs) {
-		return nil, nil, errors.New("the evaluator answered a different number of requests")
-	}
-	return out.Results, out.UnknownActions, nil
+	return nil
 }
 
 // substitute resolves ${aws:PrincipalTag/KEY} in Resource elements from the

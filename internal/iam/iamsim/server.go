@@ -53,11 +53,7 @@ func Serve(toolDir string) (*Server, error) {
 
 // Evaluate is RunShared on the running evaluator.
 func (s *Server) Evaluate(docs map[string]policydoc.Document, reqs []Request) ([]Result, error) {
-	sent := make([]Request, len(reqs))
-	for i, r := range reqs {
-		sent[i] = substitute(r)
-	}
-	b, err := json.Marshal(map[string]any{"requests": sent, "documents": docs})
+	b, err := json.Marshal(map[string]any{"requests": prepare(reqs), "documents": docs})
 	if err != nil {
 		return nil, err
 	}
@@ -83,8 +79,8 @@ func (s *Server) Evaluate(docs map[string]policydoc.Document, reqs []Request) ([
 	if ans.Error != "" {
 		return nil, fmt.Errorf("the IAM evaluator: %s", ans.Error)
 	}
-	if len(ans.Results) != len(reqs) {
-		return nil, errors.New("the IAM evaluator answered a different number of requests")
+	if err := ans.answers(len(reqs)); err != nil {
+		return nil, err
 	}
 	return ans.Results, nil
 }

@@ -49,7 +49,8 @@ type Authorizer struct {
 
 	mu    sync.Mutex
 	cache map[string]string
-	// roles are the roles prepared for evaluation, by ARN.
+	// prepared are the acting roles made ready for evaluation (documents
+	// resolved), by ARN.
 	prepared map[string]preparedRole
 	// asked counts the requests decided, evaluated the ones the
 	// evaluator ran (the rest were cached).
@@ -486,7 +487,7 @@ func (p *Provider) callRequests(calls []call, tf string, r *Resource, args map[s
 				addResourceTags(ctx, rt)
 			}
 			for _, k := range c.keys {
-				if v, ok := p.serviceKey(k, tf, r, args); ok {
+				if v, ok := p.serviceKey(k, c, tf, r, args); ok {
 					ctx[k] = v
 				}
 			}
@@ -555,13 +556,20 @@ func (p *Provider) targetOf(t target, r *Resource, args map[string]any) (string,
 	return "", nil, fmt.Errorf("stand-in: no %s %q in the account for argument %s", t.tf, v, t.arg)
 }
 
-// serviceKey is the value AWS sets for a service condition key of a call.
-func (p *Provider) serviceKey(key, tf string, r *Resource, args map[string]any) (any, bool) {
+// serviceKey is the value AWS sets for a service condition key of call c
+// on r, made with args.
+func (p *Provider) serviceKey(key string, c call, tf string, r *Resource, args map[string]any) (any, bool) {
 	s := func(k string) (any, bool) { v, ok := args[k].(string); return v, ok && v != "" }
 	switch key {
 	case keyBoundary:
 		if tf == "aws_iam_role" {
-			return s("permissionsBoundary")
+			// the boundary the request sets (CreateRole,
+			// PutRolePermissionsBoundary), else the role's own
+			if c.creates || c.action == "iam:PutRolePermissionsBoundary" || r == nil {
+				return s("permissionsBoundary")
+			}
+			v, ok := r.Attrs["permissionsBoundary"].(string)
+			return v, ok && v != ""
 		}
 		// the boundary of the role the call acts on
 		for _, o := range p.Ledger.All() {

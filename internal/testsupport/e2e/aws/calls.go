@@ -102,10 +102,10 @@ func ec2Tags(typ string) []call {
 }
 
 // eksTags are EKS's (eks/tags_gen.go:85-114, TagResource and UntagResource).
-func eksTags(typ string) []call {
+func eksTags(typ string, keys ...string) []call {
 	return []call{
-		{action: "eks:TagResource", on: onSelf(typ), tags: true, changed: []string{"tags"}, src: "eks/tags_gen.go:114"},
-		{action: "eks:UntagResource", on: onSelf(typ), changed: []string{"tags"}, src: "eks/tags_gen.go:99"},
+		{action: "eks:TagResource", on: onSelf(typ), tags: true, keys: keys, changed: []string{"tags"}, src: "eks/tags_gen.go:114"},
+		{action: "eks:UntagResource", on: onSelf(typ), keys: keys, changed: []string{"tags"}, src: "eks/tags_gen.go:99"},
 	}
 }
 
@@ -260,10 +260,10 @@ var providerCalls = map[string]typeCalls{
 	"aws_eks_access_entry": {
 		create: []call{{action: "eks:CreateAccessEntry", on: on(ref("cluster", "clusterName", "aws_eks_cluster")), tags: true, keys: []string{keyPrincipalARN},
 			src: "access_entry.go resourceAccessEntryCreate"}},
-		observe: []call{{action: "eks:DescribeAccessEntry", on: onSelf("access-entry"), src: "access_entry.go resourceAccessEntryRead"}},
-		update: append([]call{{action: "eks:UpdateAccessEntry", on: onSelf("access-entry"), changed: []string{"kubernetesGroups", "userName"},
-			src: "access_entry.go resourceAccessEntryUpdate"}}, eksTags("access-entry")...),
-		delete: []call{{action: "eks:DeleteAccessEntry", on: onSelf("access-entry"), src: "access_entry.go resourceAccessEntryDelete"}},
+		observe: []call{{action: "eks:DescribeAccessEntry", on: onSelf("access-entry"), keys: []string{keyPrincipalARN}, src: "access_entry.go resourceAccessEntryRead"}},
+		update: append([]call{{action: "eks:UpdateAccessEntry", on: onSelf("access-entry"), keys: []string{keyPrincipalARN}, changed: []string{"kubernetesGroups", "userName"},
+			src: "access_entry.go resourceAccessEntryUpdate"}}, eksTags("access-entry", keyPrincipalARN)...),
+		delete: []call{{action: "eks:DeleteAccessEntry", on: onSelf("access-entry"), keys: []string{keyPrincipalARN}, src: "access_entry.go resourceAccessEntryDelete"}},
 	},
 	// hashicorp/terraform-provider-aws
 	// internal/service/eks/access_policy_association.go (read as above):
@@ -275,9 +275,11 @@ var providerCalls = map[string]typeCalls{
 		create: []call{{action: "eks:AssociateAccessPolicy", on: on(ref("access-entry", "principalArn", "aws_eks_access_entry")),
 			keys: []string{keyPrincipalARN, keyPolicyARNEKS, keyAccessScope}, src: "access_policy_association.go resourceAccessPolicyAssociationCreate"}},
 		observe: []call{{action: "eks:ListAssociatedAccessPolicies", on: on(ref("access-entry", "principalArn", "aws_eks_access_entry")),
-			src: "access_policy_association.go resourceAccessPolicyAssociationRead"}},
+			keys: []string{keyPrincipalARN}, src: "access_policy_association.go resourceAccessPolicyAssociationRead"}},
+		// eks:accessScope on the disassociation: the catalogue lists it,
+		// and the association's own scope is the only one there is.
 		delete: []call{{action: "eks:DisassociateAccessPolicy", on: on(ref("access-entry", "principalArn", "aws_eks_access_entry")),
-			keys: []string{keyPrincipalARN, keyPolicyARNEKS}, src: "access_policy_association.go resourceAccessPolicyAssociationDelete"}},
+			keys: []string{keyPrincipalARN, keyPolicyARNEKS, keyAccessScope}, src: "access_policy_association.go resourceAccessPolicyAssociationDelete"}},
 	},
 	"aws_iam_openid_connect_provider": {
 		create:  []call{{action: "iam:CreateOpenIDConnectProvider", creates: true, on: onSelf("oidc-provider"), tags: true, src: "iam/openid_connect_provider.go:83,88"}},
@@ -292,15 +294,15 @@ var providerCalls = map[string]typeCalls{
 	"aws_iam_role": {
 		create: []call{{action: "iam:CreateRole", creates: true, on: onSelf("role"), tags: true, keys: []string{keyBoundary}, src: "iam/role.go:198,600"}},
 		observe: []call{
-			{action: "iam:GetRole", on: onSelf("role"), src: "iam/role.go:266,632"},
+			{action: "iam:GetRole", on: onSelf("role"), keys: []string{keyBoundary}, src: "iam/role.go:266,632"},
 			// readRoleInlinePolicies: ListRolePolicies, then GetRolePolicy for each
 			{action: "iam:ListRolePolicies", on: onSelf("role"), src: "iam/role.go:312,692"},
 			{action: "iam:ListAttachedRolePolicies", on: onSelf("role"), src: "iam/role.go:328,658"},
 		},
 		update: []call{
-			{action: "iam:UpdateAssumeRolePolicy", on: onSelf("role"), changed: []string{"assumeRolePolicy"}, src: "iam/role.go:356"},
-			{action: "iam:UpdateRoleDescription", on: onSelf("role"), changed: []string{"description"}, src: "iam/role.go:378"},
-			{action: "iam:UpdateRole", on: onSelf("role"), changed: []string{"maxSessionDuration"}, src: "iam/role.go:391"},
+			{action: "iam:UpdateAssumeRolePolicy", on: onSelf("role"), keys: []string{keyBoundary}, changed: []string{"assumeRolePolicy"}, src: "iam/role.go:356"},
+			{action: "iam:UpdateRoleDescription", on: onSelf("role"), keys: []string{keyBoundary}, changed: []string{"description"}, src: "iam/role.go:378"},
+			{action: "iam:UpdateRole", on: onSelf("role"), keys: []string{keyBoundary}, changed: []string{"maxSessionDuration"}, src: "iam/role.go:391"},
 			{action: "iam:PutRolePermissionsBoundary", on: onSelf("role"), keys: []string{keyBoundary}, changed: []string{"permissionsBoundary"}, src: "iam/role.go:406"},
 			{action: "iam:TagRole", on: onSelf("role"), tags: true, changed: []string{"tags"}, src: "iam/tags.go:176"},
 			{action: "iam:UntagRole", on: onSelf("role"), changed: []string{"tags"}, src: "iam/tags.go:163"},

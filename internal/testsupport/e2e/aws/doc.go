@@ -89,7 +89,10 @@
 //     with ec2:CreateAction, and the service keys AWS sets
 //     (iam:PermissionsBoundary, iam:PolicyARN, iam:PassedToService,
 //     eks:principalArn, eks:policyArn, eks:accessScope,
-//     eks:bootstrapClusterCreatorAdminPermissions with EKS's default true).
+//     eks:bootstrapClusterCreatorAdminPermissions with EKS's default true;
+//     each on every call whose action the catalogue lists it for, and a
+//     role's own boundary on calls that act on the role as it is,
+//     servicekeys_test.go).
 //     A denied call fails the managed resource as the provider reports
 //     it ("create failed: ", "observe failed: ", "update failed: ",
 //     "delete failed: ") with AWS's refusal naming the caller, the action
