@@ -288,31 +288,32 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 	t.Run("the claim's teardown leaves nothing in the account but a protected table", func(t *testing.T) { teardown(t, h) })
 }
 
-// usageProtects tries to delete the claim's VPC, which a ClusterUsage
-// holds for the EKS cluster: Crossplane's webhook, reached by the API
-// server as on a real cluster, must refuse the deletion and leave the VPC
-// in the account.
+// usageProtects tries to delete the claim's log group, which a
+// ClusterUsage holds for the EKS cluster (AWS would delete it, and EKS
+// would make it again while the cluster logs): Crossplane's webhook,
+// reached by the API server as on a real cluster, must refuse the deletion
+// and leave the log group in the account.
 func usageProtects(t *testing.T, h *e2e.Hub) {
 	ctx := context.Background()
-	vpcs := schema.GroupVersionResource{Group: "ec2.aws.upbound.io", Version: "v1beta1", Resource: "vpcs"}
-	name := claimName + "-vpc"
-	err := h.Cluster.Dynamic.Resource(vpcs).Delete(ctx, name, metav1.DeleteOptions{})
+	groups := schema.GroupVersionResource{Group: "cloudwatchlogs.aws.upbound.io", Version: "v1beta1", Resource: "groups"}
+	name := claimName + "-logs"
+	err := h.Cluster.Dynamic.Resource(groups).Delete(ctx, name, metav1.DeleteOptions{})
 	if err == nil {
-		t.Fatalf("deleting VPC %s, held by a ClusterUsage, was admitted", name)
+		t.Fatalf("deleting log group %s, held by a ClusterUsage, was admitted", name)
 	}
 	if !strings.Contains(err.Error(), "in-use") && !strings.Contains(err.Error(), "in use") {
-		t.Errorf("deleting VPC %s refused for another reason: %v", name, err)
+		t.Errorf("deleting log group %s refused for another reason: %v", name, err)
 	}
 	t.Logf("refused: %v", err)
-	o, err := h.Cluster.Dynamic.Resource(vpcs).Get(ctx, name, metav1.GetOptions{})
+	o, err := h.Cluster.Dynamic.Resource(groups).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err != nil:
-		t.Errorf("VPC %s after the refused delete: %v", name, err)
+		t.Errorf("log group %s after the refused delete: %v", name, err)
 	case o.GetDeletionTimestamp() != nil:
-		t.Errorf("VPC %s is being deleted (since %s)", name, o.GetDeletionTimestamp())
+		t.Errorf("log group %s is being deleted (since %s)", name, o.GetDeletionTimestamp())
 	}
-	if n := len(h.Account.Find("VPC", nil)); n != 1 {
-		t.Errorf("%d VPCs in the account, want 1", n)
+	if n := len(h.Account.Find("cloudwatchlogs.aws.upbound.io/Group", nil)); n != 1 {
+		t.Errorf("%d log groups in the account, want 1", n)
 	}
 }
 

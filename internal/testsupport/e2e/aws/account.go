@@ -74,8 +74,17 @@ var asyncUpdates = map[string][]string{
 // DeleteConflict: internal/service/iam/role.go, deleteRole and
 // deleteRoleInstanceProfiles; it detaches policies itself only with
 // force_detach_policies or policies in the role's own arguments, which the
-// fleet does not use).
+// fleet does not use); EC2 AuthFailure for an Elastic IP a NAT gateway
+// holds (the provider's EIP delete first disassociates an associated
+// address, upbound/terraform-provider-aws upjet-v5.31.0
+// internal/service/ec2/ec2_eip.go:286-291 and disassociateEIP 370-390,
+// and AWS refuses a NAT gateway's association with AuthFailure, as
+// hashicorp/terraform-provider-aws#13763 and genevieve/leftovers#33
+// report it; the provider does not retry it, Crossplane does). The EIP's
+// association ID is not modelled: the message names eipassoc- with the
+// allocation's suffix.
 var inUseRefusal = map[string]string{
+	"aws_eip":              "disassociating EC2 EIP (%s): api error AuthFailure: You do not have permission to access the specified resource.",
 	"aws_vpc":              "api error DependencyViolation: The vpc '%s' has dependencies and cannot be deleted.",
 	"aws_subnet":           "api error DependencyViolation: The subnet '%s' has dependencies and cannot be deleted.",
 	"aws_internet_gateway": "detaching EC2 Internet Gateway (%s): api error DependencyViolation: Network has some mapped public address(es). Please unmap those public address(es) before detaching the gateway.",
@@ -411,7 +420,11 @@ func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) err
 			}
 			if msg, ok := inUseRefusal[tf]; ok {
 				if users := p.Ledger.usersOf(r); len(users) > 0 {
-					mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, fmt.Sprintf(msg, id))))
+					named := id
+					if tf == "aws_eip" {
+						named = "eipassoc-" + strings.TrimPrefix(id, "eipalloc-")
+					}
+					mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, fmt.Sprintf(msg, named))))
 					p.Ledger.refuse(kind, id, "used by "+strings.Join(users, ", "))
 					return p.writeStatus(ctx, before, u)
 				}

@@ -367,6 +367,15 @@ func TestUsersOf(t *testing.T) {
 			},
 			want: []string{"iam.aws.upbound.io/RolePolicy/mgmt-spoke-pay-node:cni", "iam.aws.upbound.io/RolePolicyAttachment/mgmt-spoke-pay-node-1"},
 		},
+		"ElasticIPOfNAT": {
+			reason: "EC2 refuses to disassociate an Elastic IP from the NAT gateway that holds it (AuthFailure)",
+			of:     res("ec2.aws.upbound.io/EIP", "aws_eip", "eipalloc-1", map[string]any{"domain": "vpc"}),
+			others: []Resource{
+				res("ec2.aws.upbound.io/NATGateway", "aws_nat_gateway", "nat-1", map[string]any{"subnetId": "subnet-1", "allocationId": "eipalloc-1"}),
+				res("ec2.aws.upbound.io/NATGateway", "aws_nat_gateway", "nat-2", map[string]any{"subnetId": "subnet-2", "allocationId": "eipalloc-2"}),
+			},
+			want: []string{"ec2.aws.upbound.io/NATGateway/nat-1"},
+		},
 		"RoleAlone": {
 			reason: "a role without policies is deleted (the provider removes it from instance profiles itself)",
 			of:     role,
