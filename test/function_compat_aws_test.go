@@ -171,6 +171,16 @@ func convergeWithIssuer(t *testing.T, p compose.Params, issuer string) compose.C
 // sealing keys to each spoke with its own Flux).
 var retiredAWS = []string{"role-eso", "role-eso-policy", "usage-role-eso", "usage-role-eso-policy-by-nodes"}
 
+// droppedHolds are the Composition's holds that function v0.4.0 no longer
+// composes (issue 45): AWS refuses those deletes itself while in use (the
+// VPC and subnets, the cluster by its node group), or the order is not
+// needed (the cluster by an access entry, which goes with it).
+// compose.Holds says why; TestHoldsKeepEveryTeardownOrder checks that
+// every order the teardown needs is still kept.
+var droppedHolds = []string{"usage-cluster-by-flux-entry", "usage-cluster-by-nodes", "usage-vpc-by-cluster",
+	"usage-private-a-by-cluster", "usage-private-b-by-cluster", "usage-private-c-by-cluster",
+	"usage-public-a-by-cluster", "usage-public-b-by-cluster", "usage-public-c-by-cluster"}
+
 func compareAWS(t *testing.T, old map[string]*unstructured.Unstructured, got map[string]compose.Object) []string {
 	t.Helper()
 	keys := make([]string, 0, len(old))
@@ -194,6 +204,13 @@ func compareAWS(t *testing.T, old map[string]*unstructured.Unstructured, got map
 			// holds are gone: the hub hands the sealing keys over.
 			if slices.Contains(retiredAWS, key) {
 				diffs = append(diffs, key+" retired")
+				continue
+			}
+			if slices.Contains(droppedHolds, key) {
+				if slices.ContainsFunc(compose.Holds(), func(h compose.Hold) bool { return "usage-"+h.Name == key }) {
+					t.Errorf("%s: listed as dropped, but compose.Holds still has it", key)
+				}
+				diffs = append(diffs, key+" dropped")
 				continue
 			}
 			t.Errorf("%s: composed by the Composition, not by the function", key)
