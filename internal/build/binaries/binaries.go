@@ -157,8 +157,9 @@ func Build(ctx context.Context, t Tool) (string, error) {
 }
 
 // Parallel is how many builds BuildAll runs at once by default: two fill
-// the gaps one leaves on this repository's 2-core CI machine; more would
-// only share the same cores and memory (a Kubernetes compile takes
+// the gaps one leaves on this repository's 2-core CI machine (a cold
+// .ci/run kept its cores 99-100 % busy, against 90 % one at a time); more
+// would only share the same cores and memory (a Kubernetes compile takes
 // gigabytes).
 const Parallel = 2
 
