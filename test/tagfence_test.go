@@ -16,10 +16,8 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/fleetdocs"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
@@ -28,24 +26,9 @@ import (
 // every tag key an IAM condition reads on a resource or a request.
 func fenceTagKeys(t *testing.T) []string {
 	t.Helper()
-	in, err := compose.InputFrom(clusterinfo.Example())
+	docs, err := fleetdocs.Documents()
 	if err != nil {
 		t.Fatal(err)
-	}
-	env := in.Hub()
-	docs := []policydoc.Document{hubiam.SpokeBoundary(env), hubiam.Crossplane(env)}
-	roles, err := spokeiam.Roles(spokeiam.Spoke{
-		Hub: env, Name: "a", OIDCIssuer: "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF",
-		FluxRoleARN: in.FluxRoleARN, AdminPrincipalARNs: []string{"arn:aws:iam::" + env.AccountID + ":role/ops"},
-		SubnetIDs: spokeiam.PendingSubnetIDs(6),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range roles {
-		if r.Inline != nil {
-			docs = append(docs, *r.Inline)
-		}
 	}
 	seen := map[string]bool{}
 	for _, d := range docs {

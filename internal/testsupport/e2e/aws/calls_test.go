@@ -16,15 +16,7 @@ import (
 // authorizes on no resource. A call written down wrongly would be
 // evaluated on the wrong resource and prove nothing.
 func TestCallsNameWhatTheCatalogueAuthorizes(t *testing.T) {
-	toolDir, err := iamsim.ToolDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := NewAuthorizer(toolDir, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := authorizer(t)
 	n := 0
 	for tf, tc := range providerCalls {
 		for op, calls := range map[string][]call{"create": tc.create, "observe": tc.observe, "update": tc.update, "delete": tc.delete} {

@@ -6,37 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
-	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
-	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/fleetdocs"
 )
 
 // fleetDocuments are the documents the stand-in evaluates provider calls
-// with: the hub Crossplane's policy, the spokes' boundary and every spoke
-// role's own policy, for the example hub.
+// with (fleetdocs.Documents).
 func fleetDocuments(t *testing.T) map[string]policydoc.Document {
 	t.Helper()
-	in, err := compose.InputFrom(clusterinfo.Example())
+	docs, err := fleetdocs.Documents()
 	if err != nil {
 		t.Fatal(err)
-	}
-	env := in.Hub()
-	docs := map[string]policydoc.Document{"the hub's Crossplane policy": hubiam.Crossplane(env), "the spokes' boundary": hubiam.SpokeBoundary(env)}
-	roles, err := spokeiam.Roles(spokeiam.Spoke{
-		Hub: env, Name: "a", OIDCIssuer: "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF",
-		FluxRoleARN: in.FluxRoleARN, AdminPrincipalARNs: []string{"arn:aws:iam::" + env.AccountID + ":role/ops"},
-		SubnetIDs: spokeiam.PendingSubnetIDs(6),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range roles {
-		if r.Inline != nil {
-			docs["spoke role "+r.Name] = *r.Inline
-		}
 	}
 	return docs
 }
