@@ -27,8 +27,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	// Every upstream program the suite runs, built side by side before the
-	// first test (a no-op when cached): one at a time, a cold cache kept
-	// one of CI's two cores idle for half an hour.
+	// first test (a no-op when cached): one at a time, a cold run left a
+	// third of CI's two cores idle for over 20 minutes.
 	if err := e2e.BuildTools(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "build the upstream programs the suite runs:", err)
 		os.Exit(1)
