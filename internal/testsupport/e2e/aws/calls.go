@@ -83,6 +83,11 @@ const (
 	keyAccessScope  = "eks:accessScope"
 )
 
+// modelledKeys are the service condition keys the stand-in sets: those
+// serviceKey gives, and ec2:CreateAction, which callRequests sets on the
+// CreateTags of a tag-on-create.
+var modelledKeys = []string{keyBoundary, keyPolicyARN, keyPassedToEKS, keyBootstrap, keyPrincipalARN, keyPolicyARNEKS, keyAccessScope, "ec2:CreateAction"}
+
 // typeCalls are the calls of one Terraform type by operation.
 type typeCalls struct {
 	create, observe, update, delete []call

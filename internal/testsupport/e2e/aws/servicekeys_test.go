@@ -30,11 +30,6 @@ func actionMatches(pattern, action string) bool {
 	return err == nil && ok
 }
 
-// modelledKeys are the service condition keys the stand-in sets
-// (serviceKey), and ec2:CreateAction, which it sets on the CreateTags of
-// a tag-on-create.
-var modelledKeys = []string{keyBoundary, keyPolicyARN, keyPassedToEKS, keyBootstrap, keyPrincipalARN, keyPolicyARNEKS, keyAccessScope, "ec2:CreateAction"}
-
 // notSetByAWS are service keys the catalogue lists for an action that AWS
 // does not set on the call as the provider makes it, by action and key.
 var notSetByAWS = map[[2]string]string{
