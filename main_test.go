@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -24,27 +23,20 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/engineconfig"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
-// stackConfig reads an example stack file as the engine would pass it.
+// stackConfig is an example stack file's settings as the engine passes
+// them to the program (its merge with Pulumi.yaml's declared defaults).
 func stackConfig(t *testing.T, file string) map[string]string {
 	t.Helper()
-	raw, err := stacksValues(file)
+	raw, err := engineconfig.FileValues("Pulumi.yaml", file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return raw
-}
-
-func stacksValues(file string) (map[string]string, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	v, err := stacks.ParseStackYAML(b)
-	return map[string]string(v), err
 }
 
 // program is exactly what main runs, plus a handle on what it built.

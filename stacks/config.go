@@ -47,6 +47,10 @@ const (
 	FunctionRegistryKey       = "functionRegistry"
 	SpokeRegionsKey           = "spokeRegions"
 	SpokeAddonVersionsKey     = "spokeAddonVersions"
+	SpokeAccountsKey          = "spokeAccounts"
+	StackKindKey              = "stackKind"
+	HubAccountIDKey           = "hubAccountId"
+	ExternalIDKey             = "externalId"
 	defaultHubName            = "mgmt"
 	defaultVPCCIDR            = "10.0.0.0/16"
 	defaultAvailabilityZones  = 3
@@ -81,6 +85,10 @@ func Keys() []string {
 		FunctionRegistryKey,
 		SpokeRegionsKey,
 		SpokeAddonVersionsKey,
+		SpokeAccountsKey,
+		StackKindKey,
+		HubAccountIDKey,
+		ExternalIDKey,
 	}
 }
 
@@ -124,6 +132,11 @@ type Config struct {
 	// defaults at every pulumi up, so an up changes no spoke's add-ons
 	// unless this setting changes. Empty: looked up at every up.
 	SpokeAddonVersions clusterinfo.AddonVersions
+	// SpokeAccounts are the AWS accounts, other than the hub's, that may
+	// hold spokes: each prepared by a spoke-account stack
+	// (AccountConfig). The hub's Crossplane may assume their account
+	// roles and no other role.
+	SpokeAccounts []string
 }
 
 // SpokeRegionList is SpokeRegions, or the hub's region when none is set.

@@ -94,7 +94,10 @@ func FromValues(raw Values) (Config, []error) {
 	num(LogRetentionDaysKey, &c.LogRetentionDays, "days of CloudWatch Logs retention, e.g. 90")
 	str(FunctionRegistryKey, &c.FunctionRegistry)
 	list(SpokeRegionsKey, &c.SpokeRegions, `["eu-west-1", "us-east-1"]`)
-	if s, ok := raw[FullKey(SpokeAddonVersionsKey)]; ok {
+	list(SpokeAccountsKey, &c.SpokeAccounts, `["222233334444"]`)
+	v.kind(raw, KindHub)
+	// Pulumi.yaml's default {} (an empty object) is the setting unset.
+	if s, ok := raw[FullKey(SpokeAddonVersionsKey)]; ok && !isEmptyJSON(s) {
 		a, err := clusterinfo.ParseAddonVersions(s)
 		if err != nil {
 			v.add(SpokeAddonVersionsKey, s, `a map of region to Kubernetes version to add-on to version, as the stack output spokeAddonVersions shows it, e.g. {"eu-west-1": {"1.35": {"coredns": "v1.13.2-eksbuild.1", "kube-proxy": "v1.35.0-eksbuild.1", "vpc-cni": "v1.20.4-eksbuild.1"}}}`)
@@ -113,17 +116,35 @@ func FromValues(raw Values) (Config, []error) {
 	return c, append(v.errs, Validate(c)...)
 }
 
-// Load reads the stack's settings from Pulumi config and validates them. It
-// registers nothing; on any problem it returns one error listing them all.
-func Load(ctx *pulumi.Context) (Config, error) {
+// Read reads every setting the program knows from the stack's Pulumi
+// config (declared defaults included: the engine applies them).
+func Read(ctx *pulumi.Context) Values {
 	raw := Values{}
 	for _, k := range Keys() {
 		if s, ok := config.Try(ctx, FullKey(k)); ok == nil {
 			raw[FullKey(k)] = s
 		}
 	}
-	c, errs := FromValues(raw)
+	return raw
+}
+
+// Load reads a hub stack's settings from Pulumi config and validates them.
+// It registers nothing; on any problem it returns one error listing them
+// all.
+func Load(ctx *pulumi.Context) (Config, error) {
+	c, errs := FromValues(Read(ctx))
 	return c, Join(ctx.Stack(), errs)
+}
+
+// ValidateValues validates raw as the stack kind it names (stackKind):
+// every problem, nothing created.
+func ValidateValues(raw Values) []error {
+	if KindOf(raw) == KindSpokeAccount {
+		_, errs := AccountFromValues(raw)
+		return errs
+	}
+	_, errs := FromValues(raw)
+	return errs
 }
 
 // Join folds validation errors into one error (nil for none) whose message
@@ -149,19 +170,37 @@ type ConfigError struct {
 func (e *ConfigError) Error() string   { return e.msg }
 func (e *ConfigError) Unwrap() []error { return e.Errs }
 
-// ParseFile reads a Pulumi.<stack>.yaml and returns its settings and every
-// problem, without a Pulumi engine. Encrypted values (secure:) are taken as
-// set but cannot be checked.
+// ParseFile reads a hub's Pulumi.<stack>.yaml and returns its settings and
+// every problem, without a Pulumi engine. Encrypted values (secure:) are
+// taken as set but cannot be checked.
 func ParseFile(path string) (Config, []error) {
+	raw, err := ReadFile(path)
+	if err != nil {
+		return Config{}, []error{err}
+	}
+	return FromValues(raw)
+}
+
+// ReadFile reads a Pulumi.<stack>.yaml's settings, as written (no defaults).
+func ReadFile(path string) (Values, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, []error{fmt.Errorf("read stack file: %w", err)}
+		return nil, fmt.Errorf("read stack file: %w", err)
 	}
 	raw, err := ParseStackYAML(b)
 	if err != nil {
-		return Config{}, []error{fmt.Errorf("%s: %w", path, err)}
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return FromValues(raw)
+	return raw, nil
+}
+
+// ValidateFile validates a Pulumi.<stack>.yaml of either kind offline.
+func ValidateFile(path string) []error {
+	raw, err := ReadFile(path)
+	if err != nil {
+		return []error{err}
+	}
+	return ValidateValues(raw)
 }
 
 // ParseStackYAML turns a stack file's config section into Values.

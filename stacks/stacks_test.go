@@ -1,15 +1,18 @@
 package stacks
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -198,7 +201,23 @@ func TestExampleStacksAreValid(t *testing.T) {
 	if len(files) < 2 {
 		t.Fatalf("want at least two example stacks, found %v", files)
 	}
+	kinds := map[string]int{}
 	for _, f := range files {
+		raw, err := ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds[KindOf(raw)]++
+		if KindOf(raw) == KindSpokeAccount {
+			c, errs := AccountFromValues(raw)
+			if len(errs) > 0 {
+				t.Errorf("%s: %v", f, errs)
+			}
+			if c.Region == "" || c.HubAccountID == "" || c.ExternalID == "" {
+				t.Errorf("%s: incomplete: %+v", f, c)
+			}
+			continue
+		}
 		c, errs := ParseFile(f)
 		if len(errs) > 0 {
 			t.Errorf("%s: %v", f, errs)
@@ -206,6 +225,9 @@ func TestExampleStacksAreValid(t *testing.T) {
 		if c.Region == "" || c.Git.URL == "" {
 			t.Errorf("%s: incomplete: %+v", f, c)
 		}
+	}
+	if kinds[KindHub] < 2 || kinds[KindSpokeAccount] < 1 {
+		t.Errorf("example stacks by kind %v: want at least two hubs and one spoke account", kinds)
 	}
 }
 
@@ -279,27 +301,43 @@ func TestProjectFileMatchesDefaults(t *testing.T) {
 	for k, v := range raw {
 		withEngine[k] = v
 	}
+	declaredDefaults := Values{}
 	for k, v := range proj.Config {
 		if v.Default == nil {
+			t.Errorf("%s: no default: the engine would refuse every stack that does not set it, spoke-account stacks included", k)
 			continue
 		}
 		if s, ok := v.Default.(string); ok {
-			withEngine[FullKey(k)] = s
+			declaredDefaults[FullKey(k)] = s
 			continue
 		}
 		j, _ := yamlToJSON(v.Default)
-		withEngine[FullKey(k)] = j
+		declaredDefaults[FullKey(k)] = j
+	}
+	for k, v := range declaredDefaults {
+		if _, set := withEngine[k]; !set {
+			withEngine[k] = v
+		}
+	}
+	// DefaultValues, which tells a setting left at its default from one a
+	// stack of the other kind must not set, is Pulumi.yaml's defaults.
+	defaults := DefaultValues()
+	for _, k := range slices.Sorted(maps.Keys(defaults)) {
+		if !sameValue(defaults[k], declaredDefaults[k]) {
+			t.Errorf("%s: DefaultValues %q, Pulumi.yaml %q", k, defaults[k], declaredDefaults[k])
+		}
+	}
+	if len(defaults) != len(declaredDefaults) {
+		t.Errorf("DefaultValues has %d settings, Pulumi.yaml %d", len(defaults), len(declaredDefaults))
 	}
 	a, errsA := FromValues(raw)
 	b2, errsB := FromValues(withEngine)
 	if len(errsA)+len(errsB) > 0 {
 		t.Fatalf("errors: %v %v", errsA, errsB)
 	}
-	if a.AdminPrincipalARNs == nil {
-		a.AdminPrincipalARNs = []string{}
-	}
-	if !reflect.DeepEqual(a, b2) {
-		t.Errorf("Pulumi.yaml defaults differ from Go defaults:\n go:     %+v\n engine: %+v", a, b2)
+	// An empty list or map is the setting unset.
+	if d := cmp.Diff(a, b2, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("Pulumi.yaml defaults differ from Go defaults (-go +engine):\n%s", d)
 	}
 }
 
@@ -404,5 +442,85 @@ func TestAccelerator(t *testing.T) {
 		if got := Accelerator(typ); got != want {
 			t.Errorf("Accelerator(%s) = %q, want %q", typ, got, want)
 		}
+	}
+}
+
+func accountValues() Values {
+	return Values{
+		"aws:region":             "eu-west-1",
+		"eks-fleet:stackKind":    KindSpokeAccount,
+		"eks-fleet:hubAccountId": "111122223333",
+		"eks-fleet:externalId":   "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+	}
+}
+
+// Every bad setting of either kind of stack is reported, naming the field
+// and what is allowed; a setting of the other kind at its default (as the
+// engine applies Pulumi.yaml's defaults to every stack) is not.
+func TestStackKinds(t *testing.T) {
+	with := func(base Values, kv ...string) Values {
+		v := Values{}
+		for k, x := range base {
+			v[k] = x
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == "<unset>" {
+				delete(v, kv[i])
+				continue
+			}
+			v[kv[i]] = kv[i+1]
+		}
+		return v
+	}
+	withDefaults := func(base Values) Values {
+		v := DefaultValues()
+		for k, x := range base {
+			v[k] = x
+		}
+		return v
+	}
+	for name, tc := range map[string]struct {
+		raw    Values
+		reason string
+		want   []string // one per expected error, in order
+	}{
+		"account": {raw: accountValues(), reason: "the four settings a spoke account needs"},
+		"account with the engine's defaults": {raw: withDefaults(accountValues()),
+			reason: "the engine sets every hub setting to its default in every stack"},
+		"hub with the engine's defaults": {raw: withDefaults(valid()), reason: "and every account setting in a hub stack"},
+		"account without hub account": {raw: with(accountValues(), "eks-fleet:hubAccountId", "<unset>"),
+			want: []string{`eks-fleet:hubAccountId: invalid value "": allowed the hub's AWS account ID (12 digits`}, reason: "the trust names the hub's account"},
+		"account with a short external id": {raw: with(accountValues(), "eks-fleet:externalId", "x"),
+			want: []string{`eks-fleet:externalId: invalid value "x": allowed 2 to 1224 characters`}, reason: "STS refuses it"},
+		"account with a hub setting": {raw: with(accountValues(), "eks-fleet:gitUrl", "ssh://git@github.com/o/r.git"),
+			want: []string{`eks-fleet:gitUrl: invalid value "ssh://git@github.com/o/r.git": allowed unset: a spoke-account stack sets only`}, reason: "it would be ignored"},
+		"account with an unknown setting": {raw: with(accountValues(), "eks-fleet:acountId", "1"),
+			want: []string{`eks-fleet:acountId: invalid value "1": allowed a known setting of a spoke-account stack`}, reason: "a typo"},
+		"unknown kind": {raw: with(valid(), "eks-fleet:stackKind", "account"),
+			want: []string{`eks-fleet:stackKind: invalid value "account": allowed hub or spoke-account (unset: hub)`}, reason: "a typo"},
+		"hub with an account setting": {raw: with(valid(), "eks-fleet:externalId", "abc"),
+			want: []string{`eks-fleet:externalId: invalid value "abc": allowed unset: a setting of spoke-account stacks only`}, reason: "it would be ignored"},
+		"hub with bad spoke accounts": {raw: with(valid(), "eks-fleet:spokeAccounts", `["222233334444","2222","222233334444"]`),
+			want: []string{`eks-fleet:spokeAccounts: invalid value "2222": allowed AWS account IDs (12 digits)`,
+				`eks-fleet:spokeAccounts: invalid value "222233334444": allowed each account once`}, reason: "a malformed and a repeated account"},
+	} {
+		errs := ValidateValues(tc.raw)
+		if len(errs) != len(tc.want) {
+			t.Errorf("%s (%s): %d errors %v, want %d", name, tc.reason, len(errs), errs, len(tc.want))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.Contains(errs[i].Error(), w) {
+				t.Errorf("%s (%s): error %d %q, want %q", name, tc.reason, i, errs[i], w)
+			}
+		}
+	}
+	many := make([]string, MaxSpokeAccounts+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("%012d", i+1)
+	}
+	b, _ := json.Marshal(many)
+	if errs := ValidateValues(with(valid(), "eks-fleet:spokeAccounts", string(b))); len(errs) != 1 || !strings.Contains(errs[0].Error(), "at most 100 accounts") {
+		t.Errorf("101 spoke accounts: %v", errs)
 	}
 }

@@ -114,6 +114,7 @@ func Validate(c Config) []error {
 	v.functionRegistry(c.FunctionRegistry)
 	v.spokeRegions(c.Region, c.SpokeRegions)
 	v.addonPins(c)
+	v.spokeAccounts(c.SpokeAccounts)
 	return v.errs
 }
 

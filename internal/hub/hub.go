@@ -57,9 +57,12 @@ const (
 	SealingResource    = "sealing"
 	BoundaryResource   = "spoke-boundary"
 	CrossplaneResource = "crossplane"
-	ESOResource        = "external-secrets"
-	FluxRoleResource   = "flux"
-	FluxResource       = "flux"
+	// CrossplaneAccountsResource is the Crossplane role's policy on the
+	// spoke accounts' roles.
+	CrossplaneAccountsResource = "crossplane-spoke-accounts"
+	ESOResource                = "external-secrets"
+	FluxRoleResource           = "flux"
+	FluxResource               = "flux"
 )
 
 // Hub is everything the stack made.
@@ -70,21 +73,35 @@ type Hub struct {
 	Sealing    *sealingkeys.SealingKeys
 	Boundary   *iam.Policy
 	Crossplane *irsarole.IrsaRole
-	ESO        *irsarole.IrsaRole
-	FluxRole   *irsarole.IrsaRole
-	Flux       *fluxbootstrap.FluxBootstrap
+	// CrossplaneAccounts lets Crossplane assume the spoke accounts' roles
+	// (nil without spokeAccounts).
+	CrossplaneAccounts *iam.RolePolicy
+	ESO                *irsarole.IrsaRole
+	FluxRole           *irsarole.IrsaRole
+	Flux               *fluxbootstrap.FluxBootstrap
 	// Outputs are the stack outputs, by name.
 	Outputs map[string]pulumi.Output
 }
 
 // Run is the Pulumi program: settings are loaded and validated before any
 // resource is registered; a bad stack stops here with every problem listed.
+// A spoke-account stack (stackKind spoke-account) builds BuildAccount
+// instead.
 func Run(ctx *pulumi.Context) error {
-	cfg, err := stacks.Load(ctx)
-	if err != nil {
+	raw := stacks.Read(ctx)
+	if stacks.KindOf(raw) == stacks.KindSpokeAccount {
+		cfg, errs := stacks.AccountFromValues(raw)
+		if len(errs) > 0 {
+			return stacks.Join(ctx.Stack(), errs)
+		}
+		_, err := BuildAccount(ctx, cfg)
 		return err
 	}
-	_, err = Build(ctx, cfg)
+	cfg, errs := stacks.FromValues(raw)
+	if len(errs) > 0 {
+		return stacks.Join(ctx.Stack(), errs)
+	}
+	_, err := Build(ctx, cfg)
 	return err
 }
 
@@ -96,6 +113,12 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	caller, err := aws.GetCallerIdentity(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("look up the AWS account: %w", err)
+	}
+	if slices.Contains(cfg.SpokeAccounts, caller.AccountId) {
+		return nil, stacks.Join(ctx.Stack(), []error{&stacks.Error{
+			Field: stacks.FullKey(stacks.SpokeAccountsKey), Value: caller.AccountId,
+			Allowed: "accounts other than the hub's own: " + accountDescriptionHint,
+		}})
 	}
 	part, err := aws.GetPartition(ctx, nil)
 	if err != nil {
@@ -208,6 +231,17 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		[]serviceaccounts.ServiceAccount{serviceaccounts.HubCrossplaneAWS}, pulumi.String(hubiam.Crossplane(env).MustJSON())); err != nil {
 		return nil, err
 	}
+	// The spoke accounts' roles, the only roles the hub's Crossplane may
+	// assume (a second policy: the first is at its quota).
+	if len(cfg.SpokeAccounts) > 0 {
+		if h.CrossplaneAccounts, err = iam.NewRolePolicy(ctx, CrossplaneAccountsResource, &iam.RolePolicyArgs{
+			Name:   pulumi.String(hubiam.CrossplaneAccountsPolicyName),
+			Role:   h.Crossplane.RoleName,
+			Policy: pulumi.String(hubiam.CrossplaneAccounts(env, cfg.SpokeAccounts).MustJSON()),
+		}, pulumi.Parent(h.Crossplane)); err != nil {
+			return nil, fmt.Errorf("crossplane spoke accounts policy: %w", err)
+		}
+	}
 	if h.ESO, err = irsa(ESOResource, hubiam.ExternalSecretsRoleName(cfg.HubName),
 		[]serviceaccounts.ServiceAccount{serviceaccounts.HubExternalSecrets}, sealingDoc(hubiam.ExternalSecrets)); err != nil {
 		return nil, err
@@ -275,6 +309,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		TeardownAfter: slices.Concat(
 			h.Crossplane.Resources(), h.ESO.Resources(), h.FluxRole.Resources(),
 			[]pulumi.Resource{h.Boundary, h.Sealing.Secret, h.Sealing.Version, h.Cluster.NodeGroup},
+			h.crossplaneAccounts(),
 		),
 	}, pulumi.Provider(h.Cluster.Provider))
 	if err != nil {
@@ -372,6 +407,15 @@ func NextSteps(cfg stacks.Config) string {
 		"     pulumi stack output " + OutSealingCertPEM + " > sealing-cert.pem && kubeseal --cert sealing-cert.pem",
 		"4. Request a spoke: add a WorkloadCluster claim under manifests/gitops-system/workload-clusters/ (fleet cluster add).",
 	}, "\n")
+}
+
+// crossplaneAccounts is the Crossplane accounts policy, if any, for
+// DependsOn.
+func (h *Hub) crossplaneAccounts() []pulumi.Resource {
+	if h.CrossplaneAccounts == nil {
+		return nil
+	}
+	return []pulumi.Resource{h.CrossplaneAccounts}
 }
 
 // afterKeys is value, known once version (the sealing keys' document in

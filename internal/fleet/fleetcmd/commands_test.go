@@ -425,6 +425,12 @@ func TestStackValidate(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "Pulumi.bad.yaml")
 	os.WriteFile(bad, []byte("config:\n  eks-fleet:region: mars-1\n"), 0o644)
+	acct, err := os.ReadFile(filepath.Join("..", "..", "..", "Pulumi.acct-payments.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	badAccount := filepath.Join(dir, "Pulumi.acct-x.yaml")
+	os.WriteFile(badAccount, append(acct, []byte("  eks-fleet:natMode: per-az\n")...), 0o644)
 	tests := []struct {
 		name     string
 		deps     func() Deps
@@ -435,6 +441,10 @@ func TestStackValidate(t *testing.T) {
 		{"fake ok", func() Deps { d := testDeps(); d.Stacks = fakeStacks{}; return d }, []string{"Pulumi.dev.yaml"}, 0, "OK"},
 		{"fake error", func() Deps { d := testDeps(); d.Stacks = fakeStacks{err: errors.New("hubName: bad")}; return d }, []string{"x"}, 1, "hubName: bad"},
 		{"real validator on a bad file", func() Deps { d := testDeps(); d.Stacks = stackValidator{}; return d }, []string{bad}, 1, "mars-1"},
+		{"real validator on a spoke account", func() Deps { d := testDeps(); d.Stacks = stackValidator{}; return d },
+			[]string{filepath.Join("..", "..", "..", "Pulumi.acct-payments.yaml")}, 0, "OK"},
+		{"real validator on a spoke account setting a hub's", func() Deps { d := testDeps(); d.Stacks = stackValidator{}; return d },
+			[]string{badAccount}, 1, `eks-fleet:natMode: invalid value "per-az": allowed unset: a spoke-account stack sets only`},
 		{"not available", testDeps, []string{"x"}, 1, "not available"},
 		{"no file is usage", testDeps, nil, 2, "FILE"},
 	}

@@ -21,6 +21,10 @@ import (
 // the real ones.
 var pendingIssuerID = strings.Repeat("X", 32)
 
+// pendingExternalID stands for a spoke account's external ID, a setting of
+// its own stack: as long as a UUID, the form Pulumi.yaml suggests.
+var pendingExternalID = strings.Repeat("X", 36)
+
 // iamReport is what `fleet iam` prints.
 type iamReport struct {
 	Hub       string         `json:"hub"`
@@ -34,13 +38,15 @@ func (a *app) iamCmd() *cobra.Command {
 		Use:   "iam [CLUSTER...]",
 		Short: "Print every IAM document the fleet makes, with its size against AWS's quota",
 		Long: `Prints the IAM documents of the hub, built by the program's own code
-(internal/iam/hubiam) for the stack (--stack FILE: its hub name, region and
-sealing secret name; otherwise the --cluster-info values), and of each named
+(internal/iam/hubiam) for the stack (--stack FILE: its hub name, region,
+sealing secret name and spoke accounts, whose documents it prints too;
+otherwise the --cluster-info values), and of each named
 spoke, built as the composition function builds them (internal/iam/spokeiam) from
 the cluster's claim: for each, the role, the kind (trust, inline, managed,
 boundary, role-name), the ARN, the size IAM counts and the quota.
 
-An OIDC issuer id (the hub's, a spoke's) is assigned by EKS and shown as X's. Exit code 1 when
+An OIDC issuer id (the hub's, a spoke's) is assigned by EKS and a spoke
+account's external ID is its own stack's setting; both are shown as X's. Exit code 1 when
 a document does not fit its quota.`,
 		Example: `  fleet iam
   fleet iam payments --stack Pulumi.prod.yaml
@@ -78,6 +84,7 @@ func (a *app) iamReport(stackFile string, clusters []string) (*iamReport, error)
 	if err != nil {
 		return nil, err
 	}
+	var spokeAccounts []string
 	if stackFile != "" {
 		cfg, errs := stacks.ParseFile(stackFile)
 		if len(errs) > 0 {
@@ -90,6 +97,7 @@ func (a *app) iamReport(stackFile string, clusters []string) (*iamReport, error)
 		}
 		info.HubName, info.Region = cfg.HubName, cfg.Region
 		info.FluxRoleARN = fmt.Sprintf("arn:%s:iam::%s:role/%s", info.Partition, info.AccountID, hubiam.FluxRoleName(cfg.HubName))
+		spokeAccounts = cfg.SpokeAccounts
 	}
 	env := hubiam.Env{Partition: info.Partition, AccountID: info.AccountID, Region: info.Region, HubName: info.HubName}
 	if err := env.Validate(); err != nil {
@@ -111,6 +119,13 @@ func (a *app) iamReport(stackFile string, clusters []string) (*iamReport, error)
 		rep.Documents = append(rep.Documents, hubiam.Usage{Role: r.name, Kind: hubiam.KindTrust,
 			ARN:  fmt.Sprintf("arn:%s:iam::%s:role/%s", info.Partition, info.AccountID, r.name),
 			Size: policydoc.Size(d), Quota: hubiam.QuotaTrustPolicy, Document: d.MustJSON()})
+	}
+	// each spoke account's documents, as its spoke-account stack makes them
+	if len(spokeAccounts) > 0 {
+		rep.Documents = append(rep.Documents, hubiam.CrossplaneAccountsUsage(env, spokeAccounts))
+		for _, id := range spokeAccounts {
+			rep.Documents = append(rep.Documents, hubiam.AccountUsages(env.InAccount(id), pendingExternalID)...)
+		}
 	}
 	if len(clusters) == 0 {
 		return rep, nil

@@ -66,6 +66,37 @@ func TestIAM(t *testing.T) {
 			t.Errorf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})
+	t.Run("a hub's spoke accounts", func(t *testing.T) {
+		b, err := os.ReadFile(prod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := stack(t, string(b)+"  eks-fleet:spokeAccounts:\n    - \"222233334444\"\n")
+		r := f.run(testDeps(), "iam", "--stack", p, "-o", "json")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var rep iamReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, u := range rep.Documents {
+			got[u.Kind+" "+u.ARN] = u.Document
+		}
+		in := hubiam.Env{Partition: "aws", AccountID: rep.Account, Region: "us-east-1", HubName: "prod"}.InAccount("222233334444")
+		for key, want := range map[string]string{
+			"inline " + in.CrossplaneRoleARN() + "#spoke-accounts":             hubiam.CrossplaneAccounts(in, []string{"222233334444"}).MustJSON(),
+			"managed arn:aws:iam::222233334444:policy/prod-crossplane-account": hubiam.Crossplane(in).MustJSON(),
+			"boundary arn:aws:iam::222233334444:policy/prod-spoke-boundary":    hubiam.SpokeBoundary(in).MustJSON(),
+			"trust arn:aws:iam::222233334444:role/prod-crossplane-account":     hubiam.AccountRoleTrust(in, pendingExternalID).MustJSON(),
+			"role-name arn:aws:iam::222233334444:role/prod-crossplane-account": "",
+		} {
+			if doc, ok := got[key]; !ok || doc != want {
+				t.Errorf("%s: %q, want %q", key, doc, want)
+			}
+		}
+	})
 	for _, tt := range []struct {
 		name string
 		args []string

@@ -58,10 +58,11 @@ func (xrenderRenderer) RenderClaim(ctx context.Context, req RenderRequest) ([]*u
 
 type stackValidator struct{}
 
-// ValidateStackFile runs stacks.ParseFile, which parses the stack file and
-// validates every setting (stacks.Validate), and joins the problems.
+// ValidateStackFile runs stacks.ValidateFile, which parses the stack file
+// and validates every setting as the stack's kind (a hub's or a spoke
+// account's), and joins the problems.
 func (stackValidator) ValidateStackFile(path string) error {
-	_, errs := stacks.ParseFile(path)
+	errs := stacks.ValidateFile(path)
 	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "Pulumi."), ".yaml")
 	return stacks.Join(name, errs)
 }

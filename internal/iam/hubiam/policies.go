@@ -19,9 +19,14 @@ import (
 // Env is where the hub runs: the values every ARN in the documents is built from.
 type Env struct {
 	Partition string // aws, aws-cn, aws-us-gov
+	// AccountID is the account the documents are for: the hub's, or a
+	// spoke account's (InAccount).
 	AccountID string
 	Region    string // the hub's region (the sealing secret lives there)
 	HubName   string
+	// HubAccountID is the hub's account when AccountID is a spoke
+	// account's; empty in the hub's own account (HubAccount).
+	HubAccountID string
 }
 
 // Names of the hub's IAM roles and of the spoke boundary policy. They are
@@ -65,6 +70,11 @@ func (e Env) Validate() error {
 	}
 	if len(empty) > 0 {
 		return fmt.Errorf("%s empty", strings.Join(empty, ", "))
+	}
+	for _, f := range []struct{ k, v string }{{"AccountID", e.AccountID}, {"HubAccountID", e.HubAccount()}} {
+		if !AccountIDRE.MatchString(f.v) {
+			return fmt.Errorf("hubiam.Env.%s %q: not an AWS account ID (12 digits)", f.k, f.v)
+		}
 	}
 	return CheckPartition(e.Region, e.Partition)
 }
@@ -250,7 +260,7 @@ func Crossplane(e Env) policydoc.Document {
 			Sid: "SpokeAccess", Effect: policydoc.Allow, Action: []string{"eks:CreateAccessEntry", "eks:AssociateAccessPolicy"},
 			Resource: []string{e.ClusterARNPattern(), accessEntries},
 			Condition: map[string]map[string]any{
-				"ArnLike":           {"eks:principalArn": []string{e.arn("iam", "", "role/"+FluxRoleName(e.HubName)), e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-admin")}},
+				"ArnLike":           {"eks:principalArn": []string{e.FluxRoleARN(), e.arn("iam", "", "role/"+e.SpokeRolePrefix()+"*-admin")}},
 				"ArnEqualsIfExists": {"eks:policyArn": fmt.Sprintf("arn:%s:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy", e.Partition)},
 				"StringLike":        {"aws:ResourceTag/" + fence.TagCluster: fleetTag},
 			},

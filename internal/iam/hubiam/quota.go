@@ -102,3 +102,31 @@ func Usages(e Env, secretARN, kmsKeyARN string) []Usage {
 	}
 	return out
 }
+
+// CrossplaneAccountsPolicyName is the name of the hub Crossplane role's inline
+// policy on the spoke accounts' roles (internal/hub makes it).
+const CrossplaneAccountsPolicyName = "spoke-accounts"
+
+// CrossplaneAccountsUsage is the hub Crossplane role's inline policy on
+// the spoke accounts' roles against IAM's inline quota.
+func CrossplaneAccountsUsage(e Env, accounts []string) Usage {
+	d := CrossplaneAccounts(e, accounts)
+	return Usage{Role: CrossplaneRoleName(e.HubName), Kind: KindInline, ARN: e.CrossplaneRoleARN() + "#" + CrossplaneAccountsPolicyName,
+		Size: policydoc.Size(d), Quota: QuotaInlinePerRole, Document: d.MustJSON()}
+}
+
+// AccountUsages are the documents a spoke-account stack makes in the
+// account of in (Env.InAccount), against their quotas.
+func AccountUsages(in Env, externalID string) []Usage {
+	role := AccountRoleName(in.HubName)
+	policyARN := fmt.Sprintf("arn:%s:iam::%s:policy/%s", in.Partition, in.AccountID, role)
+	var out []Usage
+	add := func(r, kind, arn string, d policydoc.Document, quota int) {
+		out = append(out, Usage{Role: r, Kind: kind, ARN: arn, Size: policydoc.Size(d), Quota: quota, Document: d.MustJSON()})
+	}
+	add(BoundaryPolicyName(in.HubName), KindBoundary, in.BoundaryARN(), SpokeBoundary(in), QuotaManagedPolicy)
+	add(role, KindManaged, policyARN, Crossplane(in), QuotaManagedPolicy)
+	add(role, KindTrust, in.AccountRoleARN(in.AccountID), AccountRoleTrust(in, externalID), QuotaTrustPolicy)
+	out = append(out, Usage{Role: role, Kind: KindRoleName, ARN: in.AccountRoleARN(in.AccountID), Size: len(role), Quota: QuotaRoleName})
+	return out
+}

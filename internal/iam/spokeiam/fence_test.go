@@ -129,7 +129,7 @@ func subjects(t *testing.T, s spokeiam.Spoke, boundary policydoc.Document) []sub
 // minted is a role A's Crossplane created (tags as the boundary forces),
 // holding every action, used from provider (empty: not federated).
 func minted(s spokeiam.Spoke, boundary policydoc.Document, provider string) subject {
-	arn := "arn:aws:iam::" + acct + ":role/" + spokeiam.AppRolePrefix(s.Hub, s.Name) + "anything"
+	arn := "arn:aws:iam::" + s.Hub.AccountID + ":role/" + spokeiam.AppRolePrefix(s.Hub, s.Name) + "anything"
 	return fencedRole(s, boundary, "minted", arn, provider)
 }
 
@@ -425,25 +425,37 @@ var keyPolicy = policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allo
 func request(id string, s subject, pr probe) iamsim.Request {
 	ctx := maps.Clone(s.ctx)
 	maps.Copy(ctx, pr.ctx)
-	account := acct // the resource's account, from its ARN
-	if parts := strings.SplitN(pr.resource, ":", 6); len(parts) == 6 && parts[4] != "" {
-		account = parts[4]
+	own := accountOf(s.arn)
+	account := own // the resource's account, from its ARN; a request on "*" is on the caller's
+	if a := accountOf(pr.resource); a != "" {
+		account = a
 	}
 	r := iamsim.Request{ID: id, Principal: s.arn, Action: pr.action, Resource: pr.resource, AccountID: account,
 		Context: ctx, IdentityPolicies: s.identity, Boundary: s.boundary}
 	if strings.HasPrefix(pr.resource, "arn:aws:kms:") {
 		r.ResourcePolicy = &keyPolicy
 	}
-	if strings.HasPrefix(pr.resource, "arn:aws:ecr:") && account != acct {
+	if strings.HasPrefix(pr.resource, "arn:aws:ecr:") && account != own {
 		// another account's repository: its policy lets the fleet's
 		// account pull (AWS's EKS image repositories let every account)
-		r.ResourcePolicy = &pullPolicy
+		pull := pullPolicy(own)
+		r.ResourcePolicy = &pull
 	}
 	return r
 }
 
-var pullPolicy = policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allow, Principal: map[string]any{"AWS": "arn:aws:iam::" + acct + ":root"},
-	Action: []string{"ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"}})
+// accountOf is the account an ARN names ("" for none).
+func accountOf(arn string) string {
+	if parts := strings.SplitN(arn, ":", 6); len(parts) == 6 {
+		return parts[4]
+	}
+	return ""
+}
+
+func pullPolicy(account string) policydoc.Document {
+	return policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allow, Principal: map[string]any{"AWS": "arn:aws:iam::" + account + ":root"},
+		Action: []string{"ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"}})
+}
 
 type expectation struct {
 	req  iamsim.Request

@@ -75,7 +75,10 @@ type Resource struct {
 // Mocks implements pulumi.MockResourceMonitor.
 type Mocks struct {
 	Stack string
-	AZs   []string
+	// Account is the caller's account (getCallerIdentity) and every
+	// mocked ARN's; empty: AccountID.
+	Account string
+	AZs     []string
 	// AZIDs are the zone IDs of AZs, in order (default euw1-az<n>).
 	AZIDs []string
 	// CallerARN is what getCallerIdentity answers (default user/ci); the
@@ -215,7 +218,7 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	switch args.Token {
 	case "aws:index/getCallerIdentity:getCallerIdentity":
 		return resource.NewPropertyMapFromMap(map[string]any{
-			"accountId": AccountID, "arn": m.CallerARN, "id": AccountID, "userId": "AIDAEXAMPLE",
+			"accountId": m.account(), "arn": m.CallerARN, "id": m.account(), "userId": "AIDAEXAMPLE",
 		}), nil
 	case "aws:eks/getClusters:getClusters":
 		names := []any{}
@@ -235,9 +238,9 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		issuer := arn
 		// arn:aws:sts::<account>:assumed-role/<name>/<session> -> role/<name>
 		// (the mock's roles have no path).
-		if rest, ok := strings.CutPrefix(arn, "arn:aws:sts::"+AccountID+":assumed-role/"); ok {
+		if rest, ok := strings.CutPrefix(arn, "arn:aws:sts::"+m.account()+":assumed-role/"); ok {
 			name, _, _ := strings.Cut(rest, "/")
-			issuer = "arn:aws:iam::" + AccountID + ":role/" + name
+			issuer = "arn:aws:iam::" + m.account() + ":role/" + name
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{"arn": arn, "issuerArn": issuer, "id": arn}), nil
 	case "aws:cloudwatch/getLogGroups:getLogGroups":
@@ -284,6 +287,14 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		return resource.NewPropertyMapFromMap(map[string]any{"names": names, "zoneIds": ids, "id": Region}), nil
 	}
 	return nil, fmt.Errorf("mocks: unexpected invoke %s", args.Token)
+}
+
+// account is the caller's account.
+func (m *Mocks) account() string {
+	if m.Account != "" {
+		return m.Account
+	}
+	return AccountID
 }
 
 // providerRegion is the region an invoke reads: its explicit provider's
@@ -460,17 +471,17 @@ func (m *Mocks) fill(r *Resource, s resource.PropertyMap) {
 	set := func(k, v string) { s[resource.PropertyKey(k)] = resource.NewProperty(v) }
 	switch r.Type {
 	case "aws:iam/role:Role":
-		set("arn", fmt.Sprintf("arn:aws:iam::%s:role/%s", AccountID, name))
+		set("arn", fmt.Sprintf("arn:aws:iam::%s:role/%s", m.account(), name))
 		set("id", name)
 	case "aws:iam/policy:Policy":
-		set("arn", fmt.Sprintf("arn:aws:iam::%s:policy/%s", AccountID, name))
+		set("arn", fmt.Sprintf("arn:aws:iam::%s:policy/%s", m.account(), name))
 	case "aws:secretsmanager/secret:Secret":
-		arn := fmt.Sprintf("arn:aws:secretsmanager:%s:%s:secret:%s-AbCdEf", Region, AccountID, name)
+		arn := fmt.Sprintf("arn:aws:secretsmanager:%s:%s:secret:%s-AbCdEf", Region, m.account(), name)
 		set("arn", arn)
 		set("id", arn)
 	case "aws:kms/key:Key":
 		set("keyId", r.Name+"-1234abcd")
-		set("arn", fmt.Sprintf("arn:aws:kms:%s:%s:key/%s-1234abcd", Region, AccountID, r.Name))
+		set("arn", fmt.Sprintf("arn:aws:kms:%s:%s:key/%s-1234abcd", Region, m.account(), r.Name))
 	case "tls:index/privateKey:PrivateKey":
 		if m.RealKeys {
 			out, err := realPrivateKey(s)
@@ -519,7 +530,7 @@ func (m *Mocks) fill(r *Resource, s resource.PropertyMap) {
 		if _, ok := s["arn"]; !ok && strings.HasPrefix(r.Type, "aws:") {
 			parts := strings.Split(r.Type, ":")
 			svc := strings.Split(parts[1], "/")[0]
-			set("arn", fmt.Sprintf("arn:aws:%s:%s:%s:%s/%s", svc, Region, AccountID, strings.ToLower(parts[2]), name))
+			set("arn", fmt.Sprintf("arn:aws:%s:%s:%s:%s/%s", svc, Region, m.account(), strings.ToLower(parts[2]), name))
 		}
 	}
 }
@@ -537,7 +548,7 @@ func (m *Mocks) remote(r *Resource) (resource.PropertyMap, error) {
 			"endpoint":             pulumi.String("https://" + OIDCID + ".gr7." + Region + ".eks.amazonaws.com"),
 			"certificateAuthority": pulumi.Map{"data": pulumi.String("LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t")},
 			"identities":           pulumi.Array{pulumi.Map{"oidcs": pulumi.Array{pulumi.Map{"issuer": pulumi.String(Issuer())}}}},
-			"arn":                  pulumi.String(fmt.Sprintf("arn:aws:eks:%s:%s:cluster/%s", Region, AccountID, clusterName)),
+			"arn":                  pulumi.String(fmt.Sprintf("arn:aws:eks:%s:%s:cluster/%s", Region, m.account(), clusterName)),
 			"vpcConfig":            pulumi.Map{"clusterSecurityGroupId": pulumi.String("sg-cluster")},
 		}, &c)
 		if err != nil {
@@ -547,7 +558,7 @@ func (m *Mocks) remote(r *Resource) (resource.PropertyMap, error) {
 		issuerHost := strings.TrimPrefix(Issuer(), "https://")
 		oref, err := m.child("aws:iam/openIdConnectProvider:OpenIdConnectProvider", r.Name+"-oidcProvider", pulumi.Map{
 			"url": pulumi.String(Issuer()),
-			"arn": pulumi.String(fmt.Sprintf("arn:aws:iam::%s:oidc-provider/%s", AccountID, issuerHost)),
+			"arn": pulumi.String(fmt.Sprintf("arn:aws:iam::%s:oidc-provider/%s", m.account(), issuerHost)),
 		}, &o)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,17 @@
+// Package spokeaccounts is what the fleet knows of an AWS account, other
+// than the hub's, that holds spokes: the entry a spoke-account stack
+// outputs (components/spokeaccount) and the fleet policy lists. The names
+// of what the account holds are hubiam's (AccountRoleName,
+// BoundaryPolicyName).
+package spokeaccounts
+
+// Account is one spoke account as the fleet policy lists it: exactly the
+// spoke-account stack's output fleetPolicyAccount.
+type Account struct {
+	// ID is the account's ID (12 digits).
+	ID string `json:"id"`
+	// RoleARN is the role the hub's Crossplane assumes there.
+	RoleARN string `json:"roleArn"`
+	// ExternalID is what the hub's Crossplane presents when it does.
+	ExternalID string `json:"externalId"`
+}
