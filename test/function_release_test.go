@@ -125,8 +125,16 @@ func convergeReady(t *testing.T, p compose.Params) compose.Composed {
 			st := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
 			switch {
 			case k == "cluster":
-				st["atProvider"] = map[string]any{"arn": "arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-" + p.Spoke,
-					"identity": []any{map[string]any{"oidc": []any{map[string]any{"issuer": "https://oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF"}}}}}
+				account := "111122223333"
+				if p.Spec.Account != "" {
+					account = p.Spec.Account
+				}
+				st["atProvider"] = map[string]any{"arn": "arn:aws:eks:eu-west-1:" + account + ":cluster/mgmt-" + p.Spoke,
+					"identity": []any{map[string]any{"oidc": []any{map[string]any{"issuer": "https://oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF"}}}},
+					// the API endpoint and CA, which only a spoke in another
+					// account reads (its kubeconfig carries them)
+					"endpoint":             "https://0123456789ABCDEF0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com",
+					"certificateAuthority": []any{map[string]any{"data": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUMKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="}}}
 			case k == "vpc":
 				st["atProvider"] = map[string]any{"id": "vpc-0" + p.Spoke}
 			case k == "launch-template":

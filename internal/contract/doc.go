@@ -2,7 +2,7 @@
 // pinned versions, the names and variables of cluster-info and spoke-info,
 // the service accounts IRSA roles trust, the sealing-key and deploy-key
 // shapes, the subnet tags load balancers are placed by, the WorkloadCluster
-// and AppInfrastructure APIs, and the rules on values both the hub's stack
+// and AppInfrastructure APIs, what the fleet knows of a spoke account, and the rules on values both the hub's stack
 // and a claim carry (public CIDRs, EKS zones).
 //
 // The Pulumi program, the composition function, the fleet CLI, the offline

@@ -293,6 +293,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		FunctionRegistry:    pulumi.String(cfg.FunctionRegistry),
 		SpokeZoneIDs:        pulumi.String(clusterinfo.FormatZoneIDs(spokeZones)),
 		SpokeAddonVersions:  pulumi.String(clusterinfo.FormatAddonVersions(spokeAddons)),
+		SpokeAccounts:       pulumi.String(clusterinfo.FormatAccounts(cfg.SpokeAccounts)),
 	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
 		GitURL:       cfg.Git.URL,

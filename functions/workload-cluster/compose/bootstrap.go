@@ -2,6 +2,7 @@ package compose
 
 import (
 	"cmp"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"time"
@@ -286,7 +287,7 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 	if keep(KubeconfigKey) {
 		out[KubeconfigKey] = Object{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": Object{"name": name(KubeconfigKey), "namespace": BootstrapNamespace},
-			"data":     Object{"provider": "aws", "cluster": vars.clusterARN}}
+			"data":     vars.kubeconfigData()}
 	}
 	steps := BootstrapSteps()
 	for i, s := range steps {
@@ -343,7 +344,46 @@ func Bootstrap(p Params, in BootstrapIn) (map[string]Object, []Notice, error) {
 
 type bootVars struct {
 	clusterARN string
-	substitute Object
+	// address and caPEM are the spoke API server's endpoint and CA, set for
+	// a spoke in another account only (remoteAccess).
+	address, caPEM string
+	substitute     Object
+}
+
+// kubeconfigData is the kubeconfig ConfigMap's data (fluxcd/pkg/apis/meta
+// KubeConfigKey*). For a spoke in the hub's account, Flux's aws provider
+// reads the endpoint and CA with eks:DescribeCluster under the hub's Flux
+// role. For a spoke in another account it cannot (EKS serves a cluster
+// only to its own account's principals), so the ConfigMap carries them:
+// fluxcd/pkg/auth v0.54.1 aws/provider.go:351-377 calls DescribeCluster
+// only when the address or the CA is missing, and the token it then
+// presigns (GetCallerIdentity under the hub's Flux role, with the
+// cluster's name) is accepted by the spoke's access entry for that role,
+// whatever account the role is in.
+func (v bootVars) kubeconfigData() Object {
+	d := Object{meta.KubeConfigKeyProvider: "aws", meta.KubeConfigKeyCluster: v.clusterARN}
+	if v.address != "" {
+		d[meta.KubeConfigKeyAddress] = v.address
+		d[meta.KubeConfigKeyCACert] = v.caPEM
+	}
+	return d
+}
+
+// remoteAccess reads the API server's endpoint and CA (PEM) from the
+// observed cluster, else from the kubeconfig composed before (they never
+// change once AWS reported them).
+func remoteAccess(obs map[string]Object) (address, caPEM string) {
+	address = str(obs[clusterKey], "status", "atProvider", "endpoint")
+	if cas, _ := field(obs[clusterKey], "status", "atProvider", "certificateAuthority").([]any); len(cas) > 0 {
+		if b, err := base64.StdEncoding.DecodeString(str(cas[0], "data")); err == nil {
+			caPEM = string(b)
+		}
+	}
+	if address == "" || caPEM == "" {
+		address = str(obs[KubeconfigKey], "data", meta.KubeConfigKeyAddress)
+		caPEM = str(obs[KubeconfigKey], "data", meta.KubeConfigKeyCACert)
+	}
+	return address, caPEM
 }
 
 // bootstrapVars are the postBuild.substitute values (internal/contract/spokeinfo).
@@ -372,19 +412,31 @@ func bootstrapVars(p Params, obs map[string]Object) (bootVars, bool) {
 	}
 	b := spokeinfo.Bootstrap[string]{
 		ClusterName:       p.Spoke,
-		EKSClusterName:    spokeiam.ClusterName(p.Input.Hub(), p.Spoke),
+		EKSClusterName:    spokeiam.ClusterName(p.env(), p.Spoke),
 		Region:            p.Spec.Region,
 		VPCID:             vpcID,
 		OIDCIssuer:        issuer,
-		CrossplaneRoleARN: spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleCrossplane),
-		LBCRoleARN:        spokeiam.RoleARN(p.Input.Hub(), p.Spoke, spokeiam.RoleLBC),
-		AppRolePrefix:     spokeiam.AppRolePrefix(p.Input.Hub(), p.Spoke),
+		CrossplaneRoleARN: spokeiam.RoleARN(p.env(), p.Spoke, spokeiam.RoleCrossplane),
+		LBCRoleARN:        spokeiam.RoleARN(p.env(), p.Spoke, spokeiam.RoleLBC),
+		AppRolePrefix:     spokeiam.AppRolePrefix(p.env(), p.Spoke),
 	}
 	sub := Object{spokeinfo.Quote: spokeinfo.QuoteValue}
 	for k, v := range b.Map() {
 		sub[k] = v
 	}
-	return bootVars{clusterARN: arn, substitute: sub}, vpcID != "" && issuer != "" && arn != ""
+	if p.Spec.Account != "" {
+		// spokeinfo.AccountNames: what the hub's cluster-info says of its
+		// own account, said of the spoke's.
+		sub[spokeinfo.AccountID] = p.Spec.Account
+		sub[spokeinfo.BoundaryARN] = p.env().BoundaryARN()
+	}
+	v := bootVars{clusterARN: arn, substitute: sub}
+	ok := vpcID != "" && issuer != "" && arn != ""
+	if p.Spec.Account != "" {
+		v.address, v.caPEM = remoteAccess(obs)
+		ok = ok && v.address != "" && v.caPEM != ""
+	}
+	return v, ok
 }
 
 // Steps of spokes bootstrapped before the hub handed them the sealing keys:

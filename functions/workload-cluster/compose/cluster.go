@@ -46,7 +46,7 @@ func ClusterPart(p Params, c *Composed) error {
 	if err := checkSpec(p.Spec); err != nil {
 		return err
 	}
-	hub := p.Input.Hub()
+	hub := p.env()
 	eks := spokeiam.ClusterName(hub, p.Spoke)
 	name := func(part string) string { return p.Spoke + "-" + part }
 	tags := func() map[string]any {
@@ -264,7 +264,7 @@ func addonsPart(p Params, c *Composed, steps kubernetesSteps, mr func(apiVersion
 			"tags": tags(),
 		}
 		if a == VPCCNIAddon {
-			cfg, err := vpcCNIConfiguration(spokeiam.ClusterName(p.Input.Hub(), p.Spoke))
+			cfg, err := vpcCNIConfiguration(spokeiam.ClusterName(p.env(), p.Spoke))
 			if err != nil {
 				return err
 			}

@@ -36,6 +36,10 @@ type Input struct {
 	// SpokeAddonVersions are, per region, Kubernetes version and EKS
 	// add-on, the add-on version spokes run (the hub looked them up).
 	SpokeAddonVersions clusterinfo.AddonVersions `json:"spokeAddonVersions"`
+	// SpokeAccounts are the accounts other than the hub's a claim may name
+	// (spec.account): those whose account role the hub's Crossplane may
+	// assume.
+	SpokeAccounts []string `json:"spokeAccounts"`
 }
 
 // InputVariables maps each Input field (JSON name) to the cluster-info
@@ -54,6 +58,7 @@ func InputVariables() map[string]string {
 		"gitopsSystemPath":   clusterinfo.SystemPath,
 		"spokeZoneIds":       clusterinfo.SpokeZoneIDs,
 		"spokeAddonVersions": clusterinfo.SpokeAddonVersions,
+		"spokeAccounts":      clusterinfo.SpokeAccounts,
 	}
 }
 
@@ -76,11 +81,15 @@ func InputFrom(v clusterinfo.Values[string]) (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
+	accounts, err := clusterinfo.ParseAccounts(v.SpokeAccounts)
+	if err != nil {
+		return Input{}, err
+	}
 	return Input{
 		HubName: v.HubName, AccountID: v.AccountID, Partition: v.Partition, HubRegion: v.Region,
 		FluxRoleARN: v.FluxRoleARN, SpokeBoundaryARN: v.SpokeBoundaryARN,
 		HubEgressCIDRs: egress, LogRetentionDays: days, GitOpsSystemPath: v.SystemPath,
-		SpokeZoneIDs: zones, SpokeAddonVersions: addons,
+		SpokeZoneIDs: zones, SpokeAddonVersions: addons, SpokeAccounts: accounts,
 	}, nil
 }
 
@@ -126,16 +135,30 @@ func (in Input) Validate() error {
 			bad("spokeAddonVersions", region, "must give the EKS add-on versions of every region in spokeZoneIds (the hub's spokeRegions)")
 		}
 	}
+	for _, id := range in.SpokeAccounts {
+		if !hubiam.AccountIDRE.MatchString(id) || id == in.AccountID {
+			bad("spokeAccounts", id, "must list AWS account IDs (12 digits) other than the hub's "+in.AccountID+" (the hub stack's eks-fleet:spokeAccounts)")
+		}
+	}
 	if !slices.Contains(workloadcluster.LogRetentionDays, in.LogRetentionDays) {
 		bad("logRetentionDays", strconv.Itoa(in.LogRetentionDays), fmt.Sprintf("must be a CloudWatch Logs retention, one of %v", workloadcluster.LogRetentionDays))
 	}
 	return errors.Join(errs...)
 }
 
+// env is the hub as the spoke's documents see it: in the claim's account
+// (spec.account) when it names one, else the hub's own.
+func (p Params) env() hubiam.Env {
+	if p.Spec.Account != "" {
+		return p.Input.Hub().InAccount(p.Spec.Account)
+	}
+	return p.Input.Hub()
+}
+
 // spoke is the spokeiam view of one spoke of this hub.
 func (p Params) spoke() spokeiam.Spoke {
 	return spokeiam.Spoke{
-		Hub: p.Input.Hub(), Name: p.Spoke, OIDCIssuer: p.oidcIssuer(),
+		Hub: p.env(), Name: p.Spoke, OIDCIssuer: p.oidcIssuer(),
 		AdminPrincipalARNs: p.Spec.AdminPrincipalARNs, FluxRoleARN: p.Input.FluxRoleARN,
 		SubnetIDs: p.subnetIDs(),
 	}

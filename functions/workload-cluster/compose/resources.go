@@ -10,7 +10,9 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 )
 
@@ -68,6 +70,7 @@ func Parts() []Part {
 		ClusterPart,
 		bootstrapPart,
 		syncedPart,
+		accountPart,
 		Usages,
 	}
 }
@@ -95,7 +98,10 @@ func Compose(p Params) (Composed, error) {
 // for a claim the served XRD let through (an XRD older than the function's
 // release, an edited one, or a value CRD validation ratcheting kept on an
 // update): a tag key the spokes' boundary trusts (fence.CheckUserTagKey)
-// would hand this spoke's resources to another spoke's roles.
+// would hand this spoke's resources to another spoke's roles. And an
+// account the hub cannot reach: one its Crossplane may not assume into
+// (not in the function input's spokeAccounts) would leave every managed
+// resource failing on its ProviderConfig.
 func (p Params) ValidateSpec() error {
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(p.Spec.Tags)) {
@@ -103,7 +109,58 @@ func (p Params) ValidateSpec() error {
 			errs = append(errs, fmt.Errorf("spec.tags: %w", err))
 		}
 	}
+	if err := p.checkAccount(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// checkAccount refuses a spec.account the hub cannot make a spoke in.
+func (p Params) checkAccount() error {
+	a := p.Spec.Account
+	switch {
+	case a == "":
+		return nil
+	case !hubiam.AccountIDRE.MatchString(a):
+		return fmt.Errorf("spec.account %q: not an AWS account ID (12 digits)", a)
+	case a == p.Input.AccountID:
+		return fmt.Errorf("spec.account %q is the hub's own account: leave spec.account empty for a spoke there", a)
+	case !slices.Contains(p.Input.SpokeAccounts, a):
+		known := "none"
+		if len(p.Input.SpokeAccounts) > 0 {
+			known = strings.Join(p.Input.SpokeAccounts, ", ")
+		}
+		return fmt.Errorf("spec.account %q is not one of the hub's spoke accounts (%s; cluster-info %s): prepare it with a spoke-account stack, "+
+			"then list it in the hub stack's eks-fleet:spokeAccounts and the fleet policy's spec.accounts", a, known, clusterinfo.SpokeAccounts)
+	}
+	return nil
+}
+
+// awsGroupSuffix ends the API group of every managed resource of the AWS
+// provider family.
+const awsGroupSuffix = ".aws.upbound.io"
+
+// accountPart points every AWS managed resource of a spoke in another
+// account at that account's ProviderConfig (spokeaccounts): the provider
+// then assumes the account's role to manage it. A spoke in the hub's
+// account keeps the default ProviderConfig, and so its composed objects
+// unchanged.
+func accountPart(p Params, c *Composed) error {
+	if p.Spec.Account == "" {
+		return nil
+	}
+	for _, o := range c.Objects {
+		group, _, _ := strings.Cut(fmt.Sprint(o["apiVersion"]), "/")
+		if !strings.HasSuffix(group, awsGroupSuffix) {
+			continue
+		}
+		spec, ok := o["spec"].(Object)
+		if !ok {
+			return fmt.Errorf("composed %s %s has no spec", o["kind"], str(o, "metadata", "name"))
+		}
+		spec["providerConfigRef"] = Object{"name": spokeaccounts.ProviderConfigName(p.Spec.Account)}
+	}
+	return nil
 }
 
 // bootstrapPart composes the hub-side spoke bootstrap (Bootstrap) and
@@ -144,7 +201,7 @@ func bootstrapPart(p Params, c *Composed) error {
 	if _, ok := objs[KubeconfigKey]; !ok {
 		// Bootstrap withholds everything until AWS reports the VPC ID, the
 		// cluster ARN and the OIDC issuer; the XR is not ready meanwhile.
-		c.Pending = append(c.Pending, "spoke bootstrap waits for AWS to report the VPC ID, the cluster ARN and the OIDC issuer")
+		c.Pending = append(c.Pending, "spoke bootstrap waits for AWS to report the VPC ID, the cluster ARN and the OIDC issuer (and, for a spoke in another account, the API endpoint and CA)")
 	}
 	return nil
 }
@@ -232,7 +289,7 @@ func Network(p Params) (map[string]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	eks := spokeiam.ClusterName(p.Input.Hub(), p.Spoke)
+	eks := spokeiam.ClusterName(p.env(), p.Spoke)
 	name := func(part string) string { return p.Spoke + "-" + part }
 	out := map[string]Object{}
 	add := func(key, apiVersion, kind, metaName, tagName string, fp Object) {

@@ -7,6 +7,7 @@ package clusterinfo
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
@@ -63,6 +64,11 @@ const (
 	// (versions.EKSAddons), EKS's default add-on version there, as the
 	// program read it at its last pulumi up (FormatAddonVersions).
 	SpokeAddonVersions = "SPOKE_ADDON_VERSIONS"
+	// SpokeAccounts are the AWS accounts, other than the hub's, that may
+	// hold spokes (the hub's spokeAccounts setting): the only ones whose
+	// account role the hub's Crossplane may assume, and so the only ones a
+	// claim's spec.account may name (FormatAccounts).
+	SpokeAccounts = "SPOKE_ACCOUNTS"
 )
 
 // Values holds every cluster-info variable. T is string for plain values
@@ -96,6 +102,7 @@ type Values[T any] struct {
 	FunctionRegistry         T // OCI repository of the workload-cluster function, e.g. ghcr.io/org/eks-fleet
 	SpokeZoneIDs             T // region -> zone IDs, a JSON object (FormatZoneIDs)
 	SpokeAddonVersions       T // region -> Kubernetes version -> add-on -> version, a JSON object (FormatAddonVersions)
+	SpokeAccounts            T // account IDs, a JSON list (FormatAccounts)
 }
 
 // Map returns the ConfigMap data, keyed by variable name.
@@ -128,6 +135,7 @@ func (v Values[T]) Map() map[string]T {
 		FunctionRegistry:         v.FunctionRegistry,
 		SpokeZoneIDs:             v.SpokeZoneIDs,
 		SpokeAddonVersions:       v.SpokeAddonVersions,
+		SpokeAccounts:            v.SpokeAccounts,
 	}
 }
 
@@ -178,6 +186,25 @@ func ParseCIDRs(v string) ([]string, error) {
 	var out []string
 	if err := json.Unmarshal([]byte(v), &out); err != nil {
 		return nil, fmt.Errorf("%s %q: want a JSON list of CIDRs such as [\"198.51.100.10/32\"]: %w", HubEgressCIDRs, v, err)
+	}
+	return out, nil
+}
+
+// FormatAccounts writes account IDs as the value of SPOKE_ACCOUNTS: a
+// JSON list of strings (also a YAML flow sequence, whose items stay
+// strings), sorted, e.g. ["222233334444"]; none is [].
+func FormatAccounts(ids []string) string {
+	if len(ids) == 0 {
+		return "[]"
+	}
+	return formatJSON(slices.Sorted(slices.Values(ids)))
+}
+
+// ParseAccounts reads a SPOKE_ACCOUNTS value written by FormatAccounts.
+func ParseAccounts(v string) ([]string, error) {
+	var out []string
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("%s %q: want a JSON list of AWS account IDs such as [\"222233334444\"]: %w", SpokeAccounts, v, err)
 	}
 	return out, nil
 }
@@ -314,5 +341,10 @@ func Example() Values[string] {
 		FunctionRegistry:         versions.FunctionRegistry,
 		SpokeZoneIDs:             FormatZoneIDs(ExampleZoneIDs()),
 		SpokeAddonVersions:       FormatAddonVersions(ExampleAddonVersions()),
+		SpokeAccounts:            FormatAccounts([]string{ExampleSpokeAccount}),
 	}
 }
+
+// ExampleSpokeAccount is the spoke account of Example (AWS's second
+// documentation account; Pulumi.acct-payments.yaml prepares it).
+const ExampleSpokeAccount = "222233334444"

@@ -15,3 +15,9 @@ type Account struct {
 	// ExternalID is what the hub's Crossplane presents when it does.
 	ExternalID string `json:"externalId"`
 }
+
+// ProviderConfigName is the hub's ProviderConfig (aws.upbound.io) for a
+// spoke account: the hub Crossplane's IRSA credentials, then the account's
+// role (assumeRoleChain, with the external ID). The function points every
+// AWS managed resource of a spoke in that account at it.
+func ProviderConfigName(id string) string { return "account-" + id }

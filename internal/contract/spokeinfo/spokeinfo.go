@@ -85,6 +85,13 @@ func (b Bootstrap[T]) Map() map[string]T {
 	}
 }
 
+// AccountNames are the cluster-info names the Composition also sets in
+// postBuild.substitute for a spoke in another account than the hub's (an
+// in-line value overrides substituteFrom's, fluxcd/pkg/kustomize v1.35.3
+// kustomize_varsub.go:121-133): the spoke's account, and its boundary
+// there, which the spoke's Crossplane puts on every role it mints.
+func AccountNames() []string { return []string{AccountID, BoundaryARN} }
+
 // BootstrapNames returns every name the Composition sets in
 // postBuild.substitute, Quote included, sorted.
 func BootstrapNames() []string {

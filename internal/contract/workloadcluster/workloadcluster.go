@@ -72,6 +72,9 @@ type Metadata struct {
 
 // Spec is what an application team may choose for its cluster.
 type Spec struct {
+	// Account is the AWS account the spoke lives in, one of the fleet's
+	// spoke accounts; empty: the hub's. Fixed once the spoke exists.
+	Account            string            `json:"account,omitempty"`
 	Region             string            `json:"region"`
 	KubernetesVersion  string            `json:"kubernetesVersion"`
 	VPCCIDR            string            `json:"vpcCidr"`

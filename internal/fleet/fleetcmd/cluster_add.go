@@ -29,6 +29,7 @@ type addFlags struct {
 	azs                               int
 	instanceTypes                     []string
 	cert, knownHosts, stack, team     string
+	account                           string
 	publicAccess, admins              []string
 	tags                              map[string]string
 	dryRun                            bool
@@ -86,6 +87,7 @@ or --stack), the same keys the hub's own Flux trusts.`,
 	fl.StringSliceVar(&f.admins, "admin-arns", nil, "IAM role/user ARNs given cluster-admin access entries")
 	fl.StringToStringVar(&f.tags, "tags", nil, "AWS tags KEY=VALUE,... put on every resource (keys under AWS's, the fleet's, EKS's and the spokes' controllers' prefixes are refused)")
 	fl.StringVar(&f.team, "team", "", "the team that owns the cluster, one of the fleet policy's spec.teams (label "+workloadcluster.TeamLabel+"): only its members' changes of the claim are auto-approved; without it every change of the claim needs the code owners")
+	fl.StringVar(&f.account, "account", "", "AWS account of the spoke, one of the fleet policy's spec.accounts (default: the hub's account)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check and print what would be written, write nothing")
 	return c
 }
@@ -176,7 +178,7 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 		Kind:       workloadcluster.ClaimKind,
 		Metadata:   workloadcluster.Metadata{Name: name, Namespace: workloadcluster.ClaimNamespace, Labels: teamLabel(f.team)},
 		Spec: workloadcluster.Spec{
-			Region: region, KubernetesVersion: version, VPCCIDR: cidr,
+			Account: f.account, Region: region, KubernetesVersion: version, VPCCIDR: cidr,
 			AvailabilityZones: f.azs, NATMode: f.nat, Nodes: nodes,
 			PublicAccessCIDRs: f.publicAccess, AdminPrincipalARNs: f.admins, Tags: f.tags,
 		},
@@ -256,8 +258,12 @@ func (a *app) clusterAdd(ctx context.Context, name string, f *addFlags) error {
 	if err := ch.Apply(t.Root); err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}
-	fmt.Fprintf(a.stdout, "cluster %s: %s %s, Kubernetes %s, VPC %s, %d AZs, NAT %s, nodes %d:%d:%d %s\n",
-		name, "region", region, version, cidr, f.azs, f.nat, nodes.Min, nodes.Desired, nodes.Max, strings.Join(types, ","))
+	where := "the hub's account"
+	if f.account != "" {
+		where = "account " + f.account
+	}
+	fmt.Fprintf(a.stdout, "cluster %s: %s, region %s, Kubernetes %s, VPC %s, %d AZs, NAT %s, nodes %d:%d:%d %s\n",
+		name, where, region, version, cidr, f.azs, f.nat, nodes.Min, nodes.Desired, nodes.Max, strings.Join(types, ","))
 	for _, p := range ch.Paths() {
 		fmt.Fprintf(a.stdout, "  wrote %s\n", p)
 	}

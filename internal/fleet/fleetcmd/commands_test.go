@@ -506,6 +506,10 @@ func TestStatus(t *testing.T) {
 			obj(kGVK, "flux-system", "beta-eso", now.Add(-time.Minute), nil, [2]string{"Ready", "False"}),
 		}, 1, []string{"beta", "False", "10m", "beta-eso", "Ready is False"}, nil},
 		{"empty", nil, 0, []string{"no WorkloadCluster claims"}, nil},
+		{"accounts", []runtime.Object{
+			obj(claimGVK, "workload-clusters", "gamma", now.Add(-time.Hour), spec, ready...),
+			obj(claimGVK, "workload-clusters", "delta", now.Add(-time.Hour), map[string]any{"account": "222233334444", "region": "eu-west-1", "kubernetesVersion": "1.35"}, ready...),
+		}, 0, []string{"ACCOUNT", "delta    True   True    1.35     222233334444  eu-west-1", "gamma    True   True    1.35     hub           eu-west-1"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/accounts"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetvalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
@@ -50,6 +51,18 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.write(policy.RelPath, string(pol))
+	// the policy's spoke accounts come with their ProviderConfigs
+	entries, err := os.ReadDir(filepath.Join("..", "..", "..", "manifests", filepath.FromSlash(accounts.Dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "manifests", filepath.FromSlash(accounts.Dir), e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.write(accounts.Dir+"/"+e.Name(), string(b))
+	}
 	f.write(fleettree.ClaimsDir+"/kustomization.yaml", "# claims\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n")
 	f.key, f.cert = testCert(t, root, time.Now().Add(24*time.Hour))
 	pub, _, err := ed25519.GenerateKey(rand.Reader)

@@ -139,7 +139,11 @@ func (a *app) iamReport(stackFile string, clusters []string) (*iamReport, error)
 		if err != nil {
 			return nil, err
 		}
-		s := spokeFor(env, info, c.Claim.Metadata.Name, c.Claim.Spec.Region, c.Claim.Spec.AdminPrincipalARNs)
+		spokeEnv := env
+		if a := c.Claim.Spec.Account; a != "" {
+			spokeEnv = env.InAccount(a)
+		}
+		s := spokeFor(spokeEnv, info, c.Claim.Metadata.Name, c.Claim.Spec.Region, c.Claim.Spec.AdminPrincipalARNs)
 		s.SubnetIDs = spokeiam.PendingSubnetIDs(c.Claim.Spec.AvailabilityZones)
 		us, err := spokeiam.Usages(s)
 		if err != nil {

@@ -189,7 +189,7 @@ Exit codes: 0 ok, 1 a check or operation failed, 2 bad usage.`,
 	})
 	root.PersistentFlags().StringVar(&a.g.tree, "tree", "", "manifests tree to work on (default: manifests/ of the repository around the current directory)")
 	root.PersistentFlags().StringVar(&a.g.clusterInfo, "cluster-info", "", "YAML file with the hub's cluster-info ConfigMap (or its data map) to use instead of the built-in example values")
-	root.AddCommand(a.clusterCmd(), a.appCmd(), a.sealCmd(), a.validateCmd(), a.renderCmd(), a.stackCmd(), a.statusCmd(), a.iamCmd())
+	root.AddCommand(a.clusterCmd(), a.accountCmd(), a.appCmd(), a.sealCmd(), a.validateCmd(), a.renderCmd(), a.stackCmd(), a.statusCmd(), a.iamCmd())
 	return root
 }
 

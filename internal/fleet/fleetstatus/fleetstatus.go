@@ -30,11 +30,15 @@ var (
 // FluxNamespace is where the hub's Kustomizations live.
 const FluxNamespace = "flux-system"
 
-// Cluster is one claim's row.
+// Cluster is one claim's row. Account is its spec.account, "hub" for the
+// hub's own.
 type Cluster struct {
-	Name, Ready, Synced, Version, Region, Age string
-	Bootstrap                                 []Kustomization
+	Name, Ready, Synced, Version, Account, Region, Age string
+	Bootstrap                                          []Kustomization
 }
+
+// HubAccount is the Account of a spoke in the hub's account.
+const HubAccount = "hub"
 
 // Kustomization is one bootstrap Kustomization's row.
 type Kustomization struct {
@@ -76,10 +80,14 @@ func Read(ctx context.Context, c dynamic.Interface, now time.Time) (*Status, err
 		u := &items[i]
 		name := u.GetName()
 		region, _, _ := unstructured.NestedString(u.Object, "spec", "region")
+		account, _, _ := unstructured.NestedString(u.Object, "spec", "account")
+		if account == "" {
+			account = HubAccount
+		}
 		version, _, _ := unstructured.NestedString(u.Object, "spec", "kubernetesVersion")
 		ready, _ := condition(u, "Ready")
 		synced, _ := condition(u, "Synced")
-		cl := Cluster{Name: name, Ready: ready, Synced: synced, Version: version, Region: region, Age: age(u, now)}
+		cl := Cluster{Name: name, Ready: ready, Synced: synced, Version: version, Account: account, Region: region, Age: age(u, now)}
 		for j := range kitems {
 			if strings.HasPrefix(kitems[j].GetName(), name+"-") {
 				cl.Bootstrap = append(cl.Bootstrap, kust(&kitems[j], now))
@@ -149,12 +157,12 @@ func (s *Status) Healthy() bool {
 // Print writes the two tables.
 func (s *Status) Print(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tREADY\tSYNCED\tVERSION\tREGION\tAGE")
+	fmt.Fprintln(tw, "CLUSTER\tREADY\tSYNCED\tVERSION\tACCOUNT\tREGION\tAGE")
 	for _, c := range s.Clusters {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Ready, c.Synced, c.Version, c.Region, c.Age)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Ready, c.Synced, c.Version, c.Account, c.Region, c.Age)
 	}
 	if len(s.Clusters) == 0 {
-		fmt.Fprintln(tw, "(no WorkloadCluster claims)\t\t\t\t\t")
+		fmt.Fprintln(tw, "(no WorkloadCluster claims)\t\t\t\t\t\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err

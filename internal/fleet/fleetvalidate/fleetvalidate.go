@@ -17,6 +17,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/accounts"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
@@ -169,6 +170,9 @@ func policyFindings(tree *fleettree.Tree, pol *policy.Policy, hub policy.Hub, na
 		out = append(out, fromViolation(v))
 	}
 	out = append(out, listingFindings(tree, claims, names)...)
+	for _, f := range accounts.Findings(tree, pol) {
+		out = append(out, Finding{Source: "policy", Check: "policy/account-provider-config", File: f.File, Message: f.Message})
+	}
 	return out, claims, nil
 }
 

@@ -116,6 +116,18 @@ func (p *Policy) CheckClaim(c *workloadcluster.Claim) []Violation {
 		add(FamilyPolicy, "team", "metadata.labels."+workloadcluster.TeamLabel, "%q is not a team of the fleet policy: teams %s (spec.teams)", team, strings.Join(p.TeamNames(), ", "))
 	}
 	s := c.Spec
+	// Account.
+	switch {
+	case s.Account == "":
+	case !accountRE.MatchString(s.Account):
+		add(FamilyAPI, "account", "spec.account", "%q is not an AWS account ID (12 digits)", s.Account)
+	case !slices.Contains(p.AccountIDs(), s.Account):
+		known := "none: spokes live in the hub's account"
+		if len(p.Accounts) > 0 {
+			known = strings.Join(p.AccountIDs(), ", ")
+		}
+		add(FamilyPolicy, "account", "spec.account", "%q is not a spoke account of the fleet policy: accounts %s (spec.accounts; fleet account add)", s.Account, known)
+	}
 	// Region.
 	switch {
 	case !regionRE.MatchString(s.Region):
@@ -239,12 +251,15 @@ type Member struct {
 	ElasticIPs int
 	// KubernetesVersion is spec.kubernetesVersion.
 	KubernetesVersion string
+	// Account is spec.account ("" the hub's).
+	Account string
 }
 
 // MemberOf is the fleet-wide view of a claim in file.
 func MemberOf(c *workloadcluster.Claim, file string) Member {
 	return Member{Name: c.Metadata.Name, File: file, CIDR: c.Spec.VPCCIDR, Admins: c.Spec.AdminPrincipalARNs,
-		Region: c.Spec.Region, AZs: c.Spec.AvailabilityZones, ElasticIPs: c.Spec.ElasticIPs(), KubernetesVersion: c.Spec.KubernetesVersion}
+		Region: c.Spec.Region, AZs: c.Spec.AvailabilityZones, ElasticIPs: c.Spec.ElasticIPs(), KubernetesVersion: c.Spec.KubernetesVersion,
+		Account: c.Spec.Account}
 }
 
 // Hub is what the fleet-wide checks need to know of the hub (cluster-info).
@@ -261,6 +276,9 @@ type Hub struct {
 	// spoke region and Kubernetes version (SPOKE_ADDON_VERSIONS); nil when
 	// cluster-info does not say.
 	AddonVersions clusterinfo.AddonVersions
+	// SpokeAccounts are the accounts the hub's Crossplane may reach
+	// (SPOKE_ACCOUNTS); nil when cluster-info does not say.
+	SpokeAccounts []string
 }
 
 // HubOf is the hub as cluster-info describes it.
@@ -274,6 +292,11 @@ func HubOf(info clusterinfo.Values[string]) Hub {
 	}
 	if addons, err := clusterinfo.ParseAddonVersions(info.SpokeAddonVersions); err == nil {
 		h.AddonVersions = addons
+	}
+	if info.SpokeAccounts != "" {
+		if ids, err := clusterinfo.ParseAccounts(info.SpokeAccounts); err == nil {
+			h.SpokeAccounts = append([]string{}, ids...)
+		}
 	}
 	return h
 }
@@ -312,13 +335,30 @@ func checkZones(members []Member, hub Hub) []Violation {
 func (p *Policy) CheckFleet(members []Member, hub Hub) []Violation {
 	hubCIDR := hub.VPCCIDR
 	var out []Violation
-	allowed := p.AllowedAdminAccounts(hub.AccountID)
 	for _, m := range members {
+		// A spoke's own account, when it has one, is its team's: its
+		// principals may be the spoke's admins too.
+		allowed := p.AllowedAdminAccounts(hub.AccountID)
+		if m.Account != "" && !slices.Contains(allowed, m.Account) {
+			allowed = append(slices.Clone(allowed), m.Account)
+		}
 		for _, a := range m.Admins {
 			acct := accountOf(a)
 			if !slices.Contains(allowed, acct) {
 				out = append(out, Violation{Family: FamilyPolicy, Rule: "admin-account", Cluster: m.Name, File: m.File, Field: "spec.adminPrincipalArns",
-					Message: fmt.Sprintf("%q is in account %q; spoke admins may come only from %s (fleet policy spec.adminAccounts, default the hub's account)", a, acct, allowedList(allowed))})
+					Message: fmt.Sprintf("%q is in account %q; spoke admins may come only from %s (fleet policy spec.adminAccounts, default the hub's account, and the spoke's own spec.account)", a, acct, allowedList(allowed))})
+			}
+		}
+	}
+	// Every spoke account of the policy is one the hub's Crossplane may
+	// assume into (the hub stack's spokeAccounts): otherwise the claims
+	// naming it fail at the composition.
+	if hub.SpokeAccounts != nil {
+		for i, a := range p.Accounts {
+			if !slices.Contains(hub.SpokeAccounts, a.ID) {
+				out = append(out, Violation{Family: FamilyPolicy, Rule: "account-hub", File: RelPath, Field: fmt.Sprintf("spec.accounts[%d].id", i),
+					Message: fmt.Sprintf("%q: the hub's Crossplane may not assume into it (cluster-info %s has %s); add it to the hub stack's eks-fleet:spokeAccounts and run pulumi up first",
+						a.ID, clusterinfo.SpokeAccounts, accountsList(hub.SpokeAccounts))})
 			}
 		}
 	}
@@ -371,34 +411,49 @@ func (p *Policy) CheckFleet(members []Member, hub Hub) []Violation {
 	return out
 }
 
-// checkQuotas counts, region by region and in the members' order, the VPCs
-// and NAT Elastic IPs the fleet uses (the hub's first, in its region) and
-// refuses each cluster that takes either past the policy's quota.
+// checkQuotas counts, account by account and region by region and in the
+// members' order, the VPCs and NAT Elastic IPs the fleet uses (the hub's
+// first, in its account and region; quotas are per account and region)
+// and refuses each cluster that takes either past the policy's quota.
 func (p *Policy) checkQuotas(members []Member, hub Hub) []Violation {
-	vpcs, eips := map[string]int{}, map[string]int{}
+	type where struct{ account, region string }
+	vpcs, eips := map[where]int{}, map[where]int{}
 	if hub.Region != "" {
-		vpcs[hub.Region], eips[hub.Region] = 1, hub.ElasticIPs
+		w := where{"", hub.Region}
+		vpcs[w], eips[w] = 1, hub.ElasticIPs
 	}
 	var out []Violation
 	for _, m := range members {
 		if m.Region == "" {
 			continue
 		}
-		vpcs[m.Region]++
-		eips[m.Region] += m.ElasticIPs
+		w := where{m.Account, m.Region}
+		in := m.Region
+		if m.Account != "" {
+			in += " of account " + m.Account
+		}
+		vpcs[w]++
+		eips[w] += m.ElasticIPs
 		raise := "raise the account's quota in AWS first, then spec.quotas in the fleet policy, or use another region"
-		if n, q := vpcs[m.Region], p.VPCsPerRegion(); n > q {
+		if n, q := vpcs[w], p.VPCsPerRegion(); n > q {
 			out = append(out, Violation{Family: FamilyPolicy, Rule: "region-quota", Cluster: m.Name, File: m.File, Field: "spec.region",
 				Message: fmt.Sprintf("%s: the fleet would have %d VPCs in %s, the fleet policy allows %d (spec.quotas.vpcsPerRegion, default %d: AWS's 5 per region less the default VPC); %s",
-					m.Name, n, m.Region, q, DefaultVPCsPerRegion, raise)})
+					m.Name, n, in, q, DefaultVPCsPerRegion, raise)})
 		}
-		if n, q := eips[m.Region], p.ElasticIPsPerRegion(); n > q && m.ElasticIPs > 0 {
+		if n, q := eips[w], p.ElasticIPsPerRegion(); n > q && m.ElasticIPs > 0 {
 			out = append(out, Violation{Family: FamilyPolicy, Rule: "region-quota", Cluster: m.Name, File: m.File, Field: "spec.natMode",
 				Message: fmt.Sprintf("%s: its NAT gateways would bring the fleet's Elastic IPs in %s to %d, the fleet policy allows %d (spec.quotas.elasticIPsPerRegion, default %d as AWS's); natMode single takes one; %s",
-					m.Name, m.Region, n, q, DefaultElasticIPsPerRegion, raise)})
+					m.Name, in, n, q, DefaultElasticIPsPerRegion, raise)})
 		}
 	}
 	return out
+}
+
+func accountsList(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
 }
 
 // Reserved returns the ranges no spoke may overlap: the policy's reserved
@@ -447,6 +502,9 @@ func CheckTransition(old, cur *workloadcluster.Claim) []Violation {
 		out = append(out, Violation{Family: FamilyAPI, Rule: rule, Cluster: name, Field: field, Message: fmt.Sprintf(msg, a...)})
 	}
 	o, c := old.Spec, cur.Spec
+	if o.Account != c.Account {
+		add("immutable", "spec.account", "changed from %q to %q: account is immutable (remove the cluster and add a new one)", o.Account, c.Account)
+	}
 	if o.Region != c.Region {
 		add("immutable", "spec.region", "changed from %q to %q: region is immutable (remove the cluster and add a new one)", o.Region, c.Region)
 	}

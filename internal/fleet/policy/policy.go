@@ -16,6 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/cidralloc"
@@ -71,6 +72,13 @@ type Policy struct {
 	// quotas; a cluster that would pass them fails validation before it
 	// is merged, instead of failing half-created in AWS.
 	Quotas QuotaPolicy `json:"quotas,omitempty"`
+	// Accounts are the AWS accounts other than the hub's a claim may name
+	// (spec.account), each as its spoke-account stack outputs it
+	// (fleetPolicyAccount). fleet account add writes an entry and the
+	// hub's ProviderConfig for it (AccountsDir); the hub stack must list
+	// the account too (eks-fleet:spokeAccounts), or its Crossplane cannot
+	// assume the account's role. Empty: spokes live in the hub's account.
+	Accounts []spokeaccounts.Account `json:"accounts,omitempty"`
 	// Teams own clusters: a claim names its team in the label
 	// workloadcluster.TeamLabel (fleet cluster add --team), and the pull
 	// request gate auto-approves an edit of a claim only when its author
@@ -250,6 +258,9 @@ func (p *Policy) check() error {
 			return fmt.Errorf("spec.adminAccounts: %q is not an AWS account id (12 digits)", a)
 		}
 	}
+	if err := p.checkAccounts(); err != nil {
+		return err
+	}
 	for _, name := range p.TeamNames() {
 		if !workloadcluster.TeamNameRE.MatchString(name) {
 			return fmt.Errorf("spec.teams: %q is not a team name (a lower-case DNS label of at most 63 characters, e.g. payments)", name)
@@ -334,3 +345,48 @@ var (
 	// names share (EKS also allows upper case and _, Kubernetes does not).
 	dnsLabelRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 )
+
+// accountRoleRE is an account role's ARN: the role hubiam.AccountRoleName
+// names, in its account.
+var accountRoleRE = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::([0-9]{12}):role/[a-z][a-z0-9]*-crossplane-account$`)
+
+// checkAccounts: each entry as a spoke-account stack outputs it, each
+// account once.
+func (p *Policy) checkAccounts() error {
+	seen := map[string]bool{}
+	for i, a := range p.Accounts {
+		at := fmt.Sprintf("spec.accounts[%d]", i)
+		if !accountRE.MatchString(a.ID) {
+			return fmt.Errorf("%s.id %q: not an AWS account ID (12 digits)", at, a.ID)
+		}
+		if seen[a.ID] {
+			return fmt.Errorf("%s.id %q: listed twice", at, a.ID)
+		}
+		seen[a.ID] = true
+		if m := accountRoleRE.FindStringSubmatch(a.RoleARN); m == nil || m[2] != a.ID {
+			return fmt.Errorf("%s.roleArn %q: want the account role arn:aws:iam::%s:role/<hub>-crossplane-account (the spoke-account stack's output crossplaneAccountRoleArn)", at, a.RoleARN, a.ID)
+		}
+		if err := hubiam.CheckExternalID(a.ExternalID); err != nil {
+			return fmt.Errorf("%s.externalId: %w (the spoke-account stack's output externalId)", at, err)
+		}
+	}
+	return nil
+}
+
+// AccountIDs are the policy's spoke accounts.
+func (p *Policy) AccountIDs() []string {
+	out := make([]string, len(p.Accounts))
+	for i, a := range p.Accounts {
+		out[i] = a.ID
+	}
+	return out
+}
+
+// Account is the policy's entry for account id.
+func (p *Policy) Account(id string) (spokeaccounts.Account, bool) {
+	i := slices.IndexFunc(p.Accounts, func(a spokeaccounts.Account) bool { return a.ID == id })
+	if i < 0 {
+		return spokeaccounts.Account{}, false
+	}
+	return p.Accounts[i], true
+}

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/components/sealingkeys"
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
@@ -30,6 +29,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/engineconfig"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
 
@@ -374,32 +374,11 @@ func programIAM(rs []*mocks.Resource) (map[string]policydoc.Document, map[string
 	return policies, roles, nil
 }
 
-// StackConfig reads a Pulumi stack file's config as the engine hands it to
-// the program: strings as they are, anything else as JSON.
+// StackConfig is a Pulumi stack file's config as the engine hands it to
+// the program: merged with the Pulumi.yaml beside it by the Pulumi SDK's
+// own config merge (declared defaults applied, required settings checked).
 func StackConfig(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var st struct {
-		Config map[string]any `json:"config"`
-	}
-	if err := yaml.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	cfg := map[string]string{}
-	for k, v := range st.Config {
-		if s, ok := v.(string); ok {
-			cfg[k] = s
-			continue
-		}
-		j, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		cfg[k] = string(j)
-	}
-	return cfg, nil
+	return engineconfig.FileValues(filepath.Join(filepath.Dir(path), "Pulumi.yaml"), path)
 }
 
 var fluxInstanceGK = schema.GroupKind{Group: "fluxcd.controlplane.io", Kind: "FluxInstance"}
