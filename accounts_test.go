@@ -116,6 +116,7 @@ func TestSpokeAccountStack(t *testing.T) {
 		hub.OutAccountExternalID:  "7c9e6679-7425-40de-944b-e07fc1f90ae7",
 		hub.OutAccountBoundaryARN: "arn:aws:iam::" + paymentsAccount + ":policy/mgmt-spoke-boundary",
 		hub.OutFleetPolicyAccount: string(entry),
+		hub.OutAccountSCP:         hubiam.FleetAccountSCP(env, []string{"arn:aws:iam::" + paymentsAccount + ":role/platform-deployer"}).MustJSON(),
 		hub.OutAccountNextSteps:   hub.AccountNextSteps(accountConfig(t), paymentsAccount),
 	}
 	if d := cmp.Diff(wantOut, got); d != "" {

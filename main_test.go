@@ -520,7 +520,7 @@ func checkOutputs(t *testing.T, h *hub.Hub, egress []string) {
 		hub.OutClusterName, hub.OutKubeconfig, hub.OutOIDCProviderARN, hub.OutOIDCIssuer,
 		hub.OutCrossplaneRoleARN, hub.OutESORoleARN, hub.OutFluxRoleARN, hub.OutBoundaryARN,
 		hub.OutSealingSecretName, hub.OutSealingSecretARN, hub.OutSealingCertPEM,
-		hub.OutDeployPublicKey, hub.OutNextSteps, hub.OutHubEgressCIDRs, hub.OutSpokeAddonVersions,
+		hub.OutDeployPublicKey, hub.OutNextSteps, hub.OutHubEgressCIDRs, hub.OutSpokeAddonVersions, hub.OutFleetAccountSCP,
 	}
 	var got []string
 	for name := range h.Outputs {
@@ -568,6 +568,11 @@ func checkOutputs(t *testing.T, h *hub.Hub, egress []string) {
 		case hub.OutNextSteps:
 			if !strings.Contains(s, hub.OutDeployPublicKey) || !strings.Contains(s, h.Config.Git.URL) {
 				t.Errorf("next steps do not say how to add the deploy key: %s", s)
+			}
+		case hub.OutFleetAccountSCP:
+			// the deployer the mocks' caller is
+			if want := hubiam.FleetAccountSCP(h.Env, []string{"arn:aws:iam::" + mocks.AccountID + ":user/ci"}).MustJSON(); s != want {
+				t.Errorf("SCP output %s, want %s", s, want)
 			}
 		}
 	}

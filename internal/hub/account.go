@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/components/spokeaccount"
@@ -21,6 +22,7 @@ const (
 	OutAccountExternalID   = "externalId"
 	OutAccountBoundaryARN  = OutBoundaryARN
 	OutFleetPolicyAccount  = "fleetPolicyAccount"
+	OutAccountSCP          = OutFleetAccountSCP
 	OutAccountNextSteps    = OutNextSteps
 	AccountResource        = "account"
 	accountDescriptionHint = "the hub's own account needs no spoke-account stack: its spokes use the hub stack's boundary and Crossplane role"
@@ -49,6 +51,10 @@ func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig) (*Account, erro
 	part, err := aws.GetPartition(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("look up the AWS partition: %w", err)
+	}
+	session, err := iam.GetSessionContext(ctx, &iam.GetSessionContextArgs{Arn: caller.Arn})
+	if err != nil {
+		return nil, fmt.Errorf("look up the deploying identity %s: %w", caller.Arn, err)
 	}
 	if caller.AccountId == cfg.HubAccountID {
 		return nil, stacks.Join(ctx.Stack(), []error{&stacks.Error{
@@ -83,6 +89,7 @@ func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig) (*Account, erro
 		OutAccountExternalID:  a.Account.ExternalID,
 		OutAccountBoundaryARN: a.Account.BoundaryArn,
 		OutFleetPolicyAccount: entry,
+		OutAccountSCP:         pulumi.String(hubiam.FleetAccountSCP(env, []string{session.IssuerArn}).MustJSON()).ToStringOutput(),
 		OutAccountNextSteps:   pulumi.String(AccountNextSteps(cfg, env.AccountID)).ToStringOutput(),
 	}
 	for name, o := range a.Outputs {
@@ -99,6 +106,9 @@ func AccountNextSteps(cfg stacks.AccountConfig, account string) string {
 		"     pulumi config set --path '" + stacks.SpokeAccountsKey + "[<n>]' " + account + " && pulumi up",
 		"2. List the account in the fleet policy (spec.accounts), with this stack's output:",
 		"     pulumi stack output " + OutFleetPolicyAccount,
-		"3. Claims may then name spec.account " + account + ".",
+		"3. Claims may then name spec.account " + account + " (fleet cluster add --account " + account + ").",
+		"4. From the organization's management account, attach the service control policy",
+		"     pulumi stack output " + OutAccountSCP,
+		"   to this account (and the hub's): only the fleet's principals then create EKS OIDC providers and launch templates there.",
 	}, "\n")
 }

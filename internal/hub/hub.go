@@ -49,6 +49,10 @@ const (
 	// OutSpokeAddonVersions are the add-on versions cluster-info carries
 	// (JSON), the value eks-fleet:spokeAddonVersions pins.
 	OutSpokeAddonVersions = "spokeAddonVersions"
+	// OutFleetAccountSCP is the service control policy to attach to every
+	// account of the fleet (hubiam.FleetAccountSCP), with the identity
+	// that ran this pulumi up as the deployer.
+	OutFleetAccountSCP = "fleetAccountScp"
 )
 
 // Logical names of the top-level resources.
@@ -333,6 +337,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		OutNextSteps:          pulumi.String(NextSteps(cfg)).ToStringOutput(),
 		OutHubEgressCIDRs:     h.Cluster.EgressCIDRs,
 		OutSpokeAddonVersions: pulumi.String(clusterinfo.FormatAddonVersions(spokeAddons)).ToStringOutput(),
+		OutFleetAccountSCP:    pulumi.String(hubiam.FleetAccountSCP(env, []string{session.IssuerArn}).MustJSON()).ToStringOutput(),
 	}
 	for name, o := range h.Outputs {
 		ctx.Export(name, o)

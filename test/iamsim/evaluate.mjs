@@ -2,6 +2,7 @@
 //   {"requests": [{"id", "principal", "action", "resource", "accountId",
 //                  "context": {key: value}, "identityPolicies": [{name, policy}],
 //                  "boundary": policy|null, "resourcePolicy": policy|null,
+//                  "scps": [{name, policy}] (the account's service control policies),
 //                  "identityRefs": [name], "boundaryRef": name}],
 //    "documents": {name: policy},
 //    "actions": ["svc:Action", ...]}
@@ -40,7 +41,8 @@ async function evaluate(input) {
         contextVariables: r.context ?? {}
       },
       identityPolicies,
-      serviceControlPolicies: [],
+      // one organization level, the account's, when the request has SCPs
+      serviceControlPolicies: r.scps ? [{ orgIdentifier: 'account', policies: r.scps }] : [],
       resourceControlPolicies: [],
       resourcePolicy: r.resourcePolicy ?? undefined,
       permissionBoundaryPolicies: boundary ? [{ name: 'boundary', policy: boundary }] : undefined

@@ -21,6 +21,13 @@ import (
 // the real ones.
 var pendingIssuerID = strings.Repeat("X", 32)
 
+// pendingDeployer stands for the role that runs pulumi up, which only the
+// stack knows (its output fleetAccountScp names it): a role name of IAM's
+// longest, so the size is the most it can be.
+func pendingDeployer(e hubiam.Env) string {
+	return fmt.Sprintf("arn:%s:iam::%s:role/%s", e.Partition, e.AccountID, strings.Repeat("X", hubiam.QuotaRoleName))
+}
+
 // pendingExternalID stands for a spoke account's external ID, a setting of
 // its own stack: as long as a UUID, the form Pulumi.yaml suggests.
 var pendingExternalID = strings.Repeat("X", 36)
@@ -45,8 +52,12 @@ spoke, built as the composition function builds them (internal/iam/spokeiam) fro
 the cluster's claim: for each, the role, the kind (trust, inline, managed,
 boundary, role-name), the ARN, the size IAM counts and the quota.
 
-An OIDC issuer id (the hub's, a spoke's) is assigned by EKS and a spoke
-account's external ID is its own stack's setting; both are shown as X's. Exit code 1 when
+It also prints the service control policy to attach to every account of the
+fleet (only the fleet's principals create EKS OIDC providers and launch templates).
+
+An OIDC issuer id (the hub's, a spoke's) is assigned by EKS, a spoke account's
+external ID is its own stack's setting, and the identity that runs pulumi up is
+the stack's (its output fleetAccountScp names it); all are shown as X's. Exit code 1 when
 a document does not fit its quota.`,
 		Example: `  fleet iam
   fleet iam payments --stack Pulumi.prod.yaml
@@ -120,6 +131,9 @@ func (a *app) iamReport(stackFile string, clusters []string) (*iamReport, error)
 			ARN:  fmt.Sprintf("arn:%s:iam::%s:role/%s", info.Partition, info.AccountID, r.name),
 			Size: policydoc.Size(d), Quota: hubiam.QuotaTrustPolicy, Document: d.MustJSON()})
 	}
+	// the service control policy of every account of the fleet, with the
+	// identity that runs pulumi up (its stack output shows the real one)
+	rep.Documents = append(rep.Documents, hubiam.FleetAccountSCPUsage(env, []string{pendingDeployer(env)}))
 	// each spoke account's documents, as its spoke-account stack makes them
 	if len(spokeAccounts) > 0 {
 		rep.Documents = append(rep.Documents, hubiam.CrossplaneAccountsUsage(env, spokeAccounts))

@@ -91,6 +91,8 @@ func TestIAM(t *testing.T) {
 			"boundary arn:aws:iam::222233334444:policy/prod-spoke-boundary":    hubiam.SpokeBoundary(in).MustJSON(),
 			"trust arn:aws:iam::222233334444:role/prod-crossplane-account":     hubiam.AccountRoleTrust(in, pendingExternalID).MustJSON(),
 			"role-name arn:aws:iam::222233334444:role/prod-crossplane-account": "",
+			"scp scp/prod-fleet-account": hubiam.FleetAccountSCP(hubiam.Env{Partition: "aws", AccountID: rep.Account, Region: "us-east-1", HubName: "prod"},
+				[]string{pendingDeployer(hubiam.Env{Partition: "aws", AccountID: rep.Account})}).MustJSON(),
 		} {
 			if doc, ok := got[key]; !ok || doc != want {
 				t.Errorf("%s: %q, want %q", key, doc, want)

@@ -138,3 +138,19 @@ func TestEnvValidateAccounts(t *testing.T) {
 		t.Errorf("a malformed hub account: %v", err)
 	}
 }
+
+// The fleet account SCP fits Organizations' quota at the longest names,
+// with a deployer role of IAM's longest name.
+func TestFleetAccountSCPFitsItsQuota(t *testing.T) {
+	for partition, region := range LongestRegions {
+		e := Env{Partition: partition, AccountID: "111122223333", Region: region, HubName: strings.Repeat("h", workloadcluster.MaxHubNameLength)}
+		deployer := "arn:" + partition + ":iam::111122223333:role/" + strings.Repeat("d", QuotaRoleName)
+		u := FleetAccountSCPUsage(e, []string{deployer})
+		if err := CheckUsages([]Usage{u}); err != nil {
+			t.Error(err)
+		}
+		if !strings.Contains(u.Document, deployer) || !strings.Contains(u.Document, e.CrossplaneRoleARN()) || !strings.Contains(u.Document, ":role/"+AccountRoleName(e.HubName)) {
+			t.Errorf("%s: the SCP does not name every fleet principal: %s", partition, u.Document)
+		}
+	}
+}

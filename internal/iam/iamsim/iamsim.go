@@ -51,6 +51,10 @@ type Request struct {
 	IdentityPolicies []Policy            `json:"identityPolicies"`
 	Boundary         *policydoc.Document `json:"boundary,omitempty"`
 	ResourcePolicy   *policydoc.Document `json:"resourcePolicy,omitempty"`
+	// SCPs are the service control policies of the principal's account
+	// (one level of the organization: include FullAWSAccess, as AWS
+	// attaches it by default); none, no organization.
+	SCPs []Policy `json:"scps,omitempty"`
 	// IdentityRefs and BoundaryRef name documents passed to RunShared
 	// (resolved there as they are, see ResolvePrincipalTags).
 	IdentityRefs []string          `json:"identityRefs,omitempty"`

@@ -205,3 +205,84 @@ func TestPlantedAccountMistakesFail(t *testing.T) {
 		t.Errorf("planted mistakes caught %d of %d: %v", len(failures), len(exps), failures)
 	}
 }
+
+// The fleet account SCP under the same evaluator, as the account's
+// organization level with AWS's default FullAWSAccess: the fleet's
+// principals create EKS OIDC providers and launch templates (the hub's
+// Crossplane and deployer in the hub's account, B's account role in B);
+// an administrator of another team in the account cannot, nor can a
+// spoke's role holding every action; other OIDC providers are not the
+// SCP's business. Planted: without the SCP, the other team's requests are
+// allowed, which is what the test must see denied.
+func TestFleetAccountSCP(t *testing.T) {
+	deployer := "arn:aws:iam::" + acct + ":role/platform-deployer"
+	fullAccess := policydoc.NewDocument(policydoc.Statement{Effect: policydoc.Allow, Action: []string{"*"}, Resource: []string{"*"}})
+	scp := hubiam.FleetAccountSCP(hub, []string{deployer})
+	if n := policydoc.Size(scp); n > hubiam.QuotaSCP {
+		t.Fatalf("SCP %d characters, quota %d", n, hubiam.QuotaSCP)
+	}
+	admin := func(arn string) subject {
+		return subject{name: arn, arn: arn, identity: []iamsim.Policy{{Name: "admin", Policy: allowAll}}, ctx: map[string]any{"aws:PrincipalArn": arn}}
+	}
+	hubB := hub.InAccount(acctB)
+	oidc := func(account, host string) string { return "arn:aws:iam::" + account + ":oidc-provider/" + host }
+	spokeOIDC := func(account string) probe {
+		return p("create a spoke's EKS OIDC provider", "iam:CreateOpenIDConnectProvider", oidc(account, "oidc.eks.eu-west-1.amazonaws.com/id/PAY0000"),
+			reqTag+"eksfleet.io/cluster", "mgmt-pay", "aws:TagKeys", []string{"eksfleet.io/cluster"})
+	}
+	lt := func(account string) probe {
+		return p("create a launch template", "ec2:CreateLaunchTemplate", "arn:aws:ec2:"+region+":"+account+":launch-template/*",
+			reqTag+"eksfleet.io/cluster", "mgmt-pay", "aws:TagKeys", []string{"eksfleet.io/cluster"})
+	}
+	ltVersion := func(account string) probe {
+		return p("add a version to a spoke's launch template", "ec2:CreateLaunchTemplateVersion", "arn:aws:ec2:"+region+":"+account+":launch-template/lt-0pay",
+			resTag+"eksfleet.io/cluster", "mgmt-pay")
+	}
+	other := admin("arn:aws:iam::" + acct + ":role/other-team-admin")
+	otherB := admin("arn:aws:iam::" + acctB + ":role/other-team-admin")
+	xp := hubCrossplane(hub)
+	role := accountRole(hubB)
+	cases := []struct {
+		s       subject
+		pr      probe
+		allowed bool
+	}{
+		{xp, spokeOIDC(acct), true},
+		{xp, lt(acct), true},
+		{xp, ltVersion(acct), true},
+		{admin(deployer), p("create the hub's EKS OIDC provider", "iam:CreateOpenIDConnectProvider", oidc(acct, "oidc.eks.eu-west-1.amazonaws.com/id/HUB0000")), true},
+		{admin(deployer), lt(acct), true},
+		{role, spokeOIDC(acctB), true},
+		{role, lt(acctB), true},
+		{other, spokeOIDC(acct), false},
+		{other, p("create an untagged EKS OIDC provider", "iam:CreateOpenIDConnectProvider", oidc(acct, "oidc.eks.eu-west-1.amazonaws.com/id/OTHER00")), false},
+		{other, lt(acct), false},
+		{other, ltVersion(acct), false},
+		{otherB, spokeOIDC(acctB), false},
+		{otherB, lt(acctB), false},
+		{fencedRole(spoke(hub, "pay"), hubiam.SpokeBoundary(hub), "minted", "arn:aws:iam::"+acct+":role/mgmt-spoke-pay_x", ""), lt(acct), false},
+		{other, p("create another OIDC provider", "iam:CreateOpenIDConnectProvider", oidc(acct, "token.actions.githubusercontent.com")), true},
+	}
+	run := func(withSCP bool) []string {
+		var exps []expectation
+		for _, c := range cases {
+			r := request(fmt.Sprint(len(exps)), c.s, c.pr)
+			if withSCP {
+				r.SCPs = []iamsim.Policy{{Name: "FullAWSAccess", Policy: fullAccess}, {Name: "fleet-account", Policy: scp}}
+			}
+			exps = append(exps, expectation{req: r, want: c.allowed, what: c.s.name + ": " + c.pr.name + " (" + c.pr.resource + ")"})
+		}
+		failures, unknown := evaluate(t, exps, everyAction(t, []policydoc.Document{scp}, exps))
+		if len(unknown) > 0 {
+			t.Errorf("actions not in the IAM catalogue: %v", unknown)
+		}
+		return failures
+	}
+	for _, f := range run(true) {
+		t.Error(f)
+	}
+	// (the minted role's request is its boundary's to deny)
+	if got := run(false); len(got) != 6 {
+		t.Errorf("without the SCP, %d requests change their decision, want the other teams' 6:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
