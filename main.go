@@ -1,6 +1,7 @@
 // Command eks-fleet is the hub's Pulumi program: `pulumi up -s <stack>`
 // creates the management cluster, the sealing keys, the IRSA roles and the
-// Flux bootstrap; `pulumi destroy` removes them, spokes first.
+// Flux bootstrap; `pulumi destroy` removes them, spokes first. A stack of
+// kind spoke-account prepares another AWS account for the hub's spokes.
 package main
 
 import (

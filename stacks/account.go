@@ -129,6 +129,8 @@ func (v *validator) kind(raw Values, want string) {
 		return
 	}
 	if got != want {
+		// e.g. a spoke-account stack given where a hub's is read
+		v.add(StackKindKey, got, want+": this reads a "+want+" stack")
 		return
 	}
 	defaults := DefaultValues()

@@ -524,3 +524,11 @@ func TestStackKinds(t *testing.T) {
 		t.Errorf("101 spoke accounts: %v", errs)
 	}
 }
+
+// A spoke-account stack read as a hub's (fleet iam --stack, Load) says so.
+func TestHubReadOfAnAccountStack(t *testing.T) {
+	_, errs := FromValues(accountValues())
+	if len(errs) == 0 || !strings.Contains(errs[0].Error(), `eks-fleet:stackKind: invalid value "spoke-account": allowed hub: this reads a hub stack`) {
+		t.Errorf("errors %v", errs)
+	}
+}

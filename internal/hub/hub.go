@@ -1,8 +1,9 @@
-// Package hub wires the hub stack: it loads and validates the stack's
-// settings, then builds ManagementCluster, SealingKeys, the spoke
-// permissions boundary, the hub's IRSA roles and FluxBootstrap, and exports
-// the stack outputs. main.go only calls Run; tests run the same function
-// under pulumi.WithMocks.
+// Package hub wires the program's stacks: it loads and validates the
+// stack's settings, then, for a hub, builds ManagementCluster, SealingKeys,
+// the spoke permissions boundary, the hub's IRSA roles and FluxBootstrap,
+// and for a spoke account (account.go) the SpokeAccount component; and
+// exports the stack outputs. main.go only calls Run; tests run the same
+// function under pulumi.WithMocks.
 package hub
 
 import (

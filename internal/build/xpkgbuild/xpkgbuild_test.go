@@ -22,11 +22,13 @@ func repoRoot(t *testing.T) string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
+// options package the function's real metadata with a fixture main
+// package (testdata/fixturefn) for every default platform.
 func options(t *testing.T) xpkgbuild.Options {
 	root := repoRoot(t)
 	return xpkgbuild.Options{
 		ModuleDir:   root,
-		MainPackage: "./functions/workload-cluster",
+		MainPackage: "./internal/build/xpkgbuild/testdata/fixturefn",
 		Metadata:    filepath.Join(root, "functions", "workload-cluster", "package", "crossplane.yaml"),
 	}
 }

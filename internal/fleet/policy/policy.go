@@ -75,7 +75,7 @@ type Policy struct {
 	// Accounts are the AWS accounts other than the hub's a claim may name
 	// (spec.account), each as its spoke-account stack outputs it
 	// (fleetPolicyAccount). fleet account add writes an entry and the
-	// hub's ProviderConfig for it (AccountsDir); the hub stack must list
+	// hub's ProviderConfig for it (internal/fleet/accounts); the hub stack must list
 	// the account too (eks-fleet:spokeAccounts), or its Crossplane cannot
 	// assume the account's role. Empty: spokes live in the hub's account.
 	Accounts []spokeaccounts.Account `json:"accounts,omitempty"`
