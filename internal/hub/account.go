@@ -2,11 +2,8 @@ package hub
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
-	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
-	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/components/spokeaccount"
@@ -44,25 +41,17 @@ func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig) (*Account, erro
 	if errs := stacks.ValidateAccount(cfg); len(errs) > 0 {
 		return nil, stacks.Join(ctx.Stack(), errs)
 	}
-	caller, err := aws.GetCallerIdentity(ctx, nil)
+	dep, err := lookUpDeployer(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("look up the AWS account: %w", err)
+		return nil, err
 	}
-	part, err := aws.GetPartition(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("look up the AWS partition: %w", err)
-	}
-	session, err := iam.GetSessionContext(ctx, &iam.GetSessionContextArgs{Arn: caller.Arn})
-	if err != nil {
-		return nil, fmt.Errorf("look up the deploying identity %s: %w", caller.Arn, err)
-	}
-	if caller.AccountId == cfg.HubAccountID {
+	if dep.AccountID == cfg.HubAccountID {
 		return nil, stacks.Join(ctx.Stack(), []error{&stacks.Error{
 			Field: stacks.FullKey(stacks.HubAccountIDKey), Value: cfg.HubAccountID,
-			Allowed: "an account other than the one this stack deploys into (" + caller.AccountId + "): " + accountDescriptionHint,
+			Allowed: "an account other than the one this stack deploys into (" + dep.AccountID + "): " + accountDescriptionHint,
 		}})
 	}
-	env := hubiam.Env{Partition: part.Partition, AccountID: cfg.HubAccountID, Region: cfg.Region, HubName: cfg.HubName}.InAccount(caller.AccountId)
+	env := hubiam.Env{Partition: dep.Partition, AccountID: cfg.HubAccountID, Region: cfg.Region, HubName: cfg.HubName}.InAccount(dep.AccountID)
 	if err := env.Validate(); err != nil {
 		return nil, err
 	}
@@ -89,7 +78,7 @@ func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig) (*Account, erro
 		OutAccountExternalID:  a.Account.ExternalID,
 		OutAccountBoundaryARN: a.Account.BoundaryArn,
 		OutFleetPolicyAccount: entry,
-		OutAccountSCP:         pulumi.String(hubiam.FleetAccountSCP(env, []string{session.IssuerArn}).MustJSON()).ToStringOutput(),
+		OutAccountSCP:         pulumi.String(hubiam.FleetAccountSCP(env, []string{dep.IssuerARN}).MustJSON()).ToStringOutput(),
 		OutAccountNextSteps:   pulumi.String(AccountNextSteps(cfg, env.AccountID)).ToStringOutput(),
 	}
 	for name, o := range a.Outputs {

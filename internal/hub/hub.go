@@ -115,28 +115,20 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	if errs := stacks.Validate(cfg); len(errs) > 0 {
 		return nil, stacks.Join(ctx.Stack(), errs)
 	}
-	caller, err := aws.GetCallerIdentity(ctx, nil)
+	dep, err := lookUpDeployer(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("look up the AWS account: %w", err)
+		return nil, err
 	}
-	if slices.Contains(cfg.SpokeAccounts, caller.AccountId) {
+	if slices.Contains(cfg.SpokeAccounts, dep.AccountID) {
 		return nil, stacks.Join(ctx.Stack(), []error{&stacks.Error{
-			Field: stacks.FullKey(stacks.SpokeAccountsKey), Value: caller.AccountId,
+			Field: stacks.FullKey(stacks.SpokeAccountsKey), Value: dep.AccountID,
 			Allowed: "accounts other than the hub's own: " + accountDescriptionHint,
 		}})
-	}
-	part, err := aws.GetPartition(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("look up the AWS partition: %w", err)
 	}
 	// pulumi-eks v2.8.1 always makes the creating identity cluster admin
 	// (bootstrapClusterCreatorAdminPermissions, pulumi/pulumi-eks#2373);
 	// a second access entry for it fails with 409 halfway through up.
-	session, err := iam.GetSessionContext(ctx, &iam.GetSessionContextArgs{Arn: caller.Arn})
-	if err != nil {
-		return nil, fmt.Errorf("look up the deploying identity %s: %w", caller.Arn, err)
-	}
-	if err := CheckDeployer(cfg, session.IssuerArn); err != nil {
+	if err := CheckDeployer(cfg, dep.IssuerARN); err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
 	}
 	if err := checkUpgrade(ctx, cfg); err != nil {
@@ -154,7 +146,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	if err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
 	}
-	env := hubiam.Env{Partition: part.Partition, AccountID: caller.AccountId, Region: cfg.Region, HubName: cfg.HubName}
+	env := hubiam.Env{Partition: dep.Partition, AccountID: dep.AccountID, Region: cfg.Region, HubName: cfg.HubName}
 	if err := env.Validate(); err != nil {
 		return nil, err
 	}
@@ -338,7 +330,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		OutNextSteps:          pulumi.String(NextSteps(cfg)).ToStringOutput(),
 		OutHubEgressCIDRs:     h.Cluster.EgressCIDRs,
 		OutSpokeAddonVersions: pulumi.String(clusterinfo.FormatAddonVersions(spokeAddons)).ToStringOutput(),
-		OutFleetAccountSCP:    pulumi.String(hubiam.FleetAccountSCP(env, []string{session.IssuerArn}).MustJSON()).ToStringOutput(),
+		OutFleetAccountSCP:    pulumi.String(hubiam.FleetAccountSCP(env, []string{dep.IssuerARN}).MustJSON()).ToStringOutput(),
 	}
 	for name, o := range h.Outputs {
 		ctx.Export(name, o)
@@ -414,6 +406,30 @@ func NextSteps(cfg stacks.Config) string {
 		"     pulumi stack output " + OutSealingCertPEM + " > sealing-cert.pem && kubeseal --cert sealing-cert.pem",
 		"4. Request a spoke: add a WorkloadCluster claim under manifests/gitops-system/workload-clusters/ (fleet cluster add).",
 	}, "\n")
+}
+
+// deployer is who runs pulumi up: the account the stack deploys into, its
+// partition, and the IAM role or user behind the caller's session.
+type deployer struct {
+	AccountID, Partition, IssuerARN string
+}
+
+// lookUpDeployer reads the deployer from AWS (GetCallerIdentity,
+// GetPartition, GetSessionContext); both stack kinds start with it.
+func lookUpDeployer(ctx *pulumi.Context) (deployer, error) {
+	caller, err := aws.GetCallerIdentity(ctx, nil)
+	if err != nil {
+		return deployer{}, fmt.Errorf("look up the AWS account: %w", err)
+	}
+	part, err := aws.GetPartition(ctx, nil)
+	if err != nil {
+		return deployer{}, fmt.Errorf("look up the AWS partition: %w", err)
+	}
+	session, err := iam.GetSessionContext(ctx, &iam.GetSessionContextArgs{Arn: caller.Arn})
+	if err != nil {
+		return deployer{}, fmt.Errorf("look up the deploying identity %s: %w", caller.Arn, err)
+	}
+	return deployer{AccountID: caller.AccountId, Partition: part.Partition, IssuerARN: session.IssuerArn}, nil
 }
 
 // crossplaneAccounts is the Crossplane accounts policy, if any, for

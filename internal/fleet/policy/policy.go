@@ -347,8 +347,8 @@ var (
 )
 
 // accountRoleRE is an account role's ARN: the role hubiam.AccountRoleName
-// names, in its account.
-var accountRoleRE = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::([0-9]{12}):role/[a-z][a-z0-9]*-crossplane-account$`)
+// names for a hub (hubName's form), in its account.
+var accountRoleRE = regexp.MustCompile(`^arn:aws(-cn|-us-gov)?:iam::([0-9]{12}):role/[a-z][a-z0-9]*` + regexp.QuoteMeta(hubiam.AccountRoleName("")) + `$`)
 
 // checkAccounts: each entry as a spoke-account stack outputs it, each
 // account once.

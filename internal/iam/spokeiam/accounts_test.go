@@ -82,10 +82,7 @@ func TestNothingCrossesAnAccount(t *testing.T) {
 	// are allowed; the same requests on the hub's account and on C are not.
 	ns := needs(pay)
 	for _, s := range subjects(t, pay, boundaryB) {
-		key := s.name[strings.Index(s.name, "/")+1:]
-		if strings.HasPrefix(key, "minted") {
-			key = "minted"
-		}
+		key := roleKey(s)
 		if len(ns[key]) == 0 {
 			t.Fatalf("no legitimate requests for %s", key)
 		}

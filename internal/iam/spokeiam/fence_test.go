@@ -126,6 +126,15 @@ func subjects(t *testing.T, s spokeiam.Spoke, boundary policydoc.Document) []sub
 	return out
 }
 
+// roleKey is the key of needs a subject of subjects answers to.
+func roleKey(s subject) string {
+	key := s.name[strings.Index(s.name, "/")+1:]
+	if strings.HasPrefix(key, "minted") {
+		return "minted"
+	}
+	return key
+}
+
 // minted is a role A's Crossplane created (tags as the boundary forces),
 // holding every action, used from provider (empty: not federated).
 func minted(s spokeiam.Spoke, boundary policydoc.Document, provider string) subject {
@@ -481,10 +490,7 @@ func matrix(t *testing.T, b policydoc.Document, xp policydoc.Document) []expecta
 		}
 		ns := needs(a)
 		for _, s := range subs {
-			key := s.name[strings.Index(s.name, "/")+1:]
-			if strings.HasPrefix(key, "minted") {
-				key = "minted"
-			}
+			key := roleKey(s)
 			if len(ns[key]) == 0 {
 				t.Fatalf("no legitimate requests for %s", key)
 			}
