@@ -71,6 +71,39 @@ func TestMainRunsHubRun(t *testing.T) {
 	}
 }
 
+// TestDeployKeyKeptFromEarlierRelease: FluxBootstrap made the deploy key as
+// its child up to this release; a stack made then keeps its key (a new one
+// would lock the hub's Flux out of Git until it is registered again).
+func TestDeployKeyKeptFromEarlierRelease(t *testing.T) {
+	const keyType = "tls:index/privateKey:PrivateKey"
+	cfg := stackConfig(t, "Pulumi.mgmt.yaml")
+	before, _, err := runProgram(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := before.One(keyType, hub.DeployKeyResource)
+	comp := before.One(fluxbootstrap.Type, hub.FluxResource)
+	if key == nil || comp == nil {
+		t.Fatalf("no deploy key or FluxBootstrap registered")
+	}
+	if err := before.Relocate(key.URN, before.URN(comp.URN, keyType, hub.DeployKeyResource)); err != nil {
+		t.Fatal(err)
+	}
+	key.ID = "earlier-key"
+	key.State = key.State.Copy()
+	key.State["privateKeyOpenssh"] = resource.NewSecretProperty(&resource.Secret{Element: resource.NewStringProperty("the earlier release's key")})
+
+	after := mocks.New()
+	after.Prior = before
+	if err := after.Run(cfg, hub.Run); err != nil {
+		t.Fatal(err)
+	}
+	got := after.One(keyType, hub.DeployKeyResource)
+	if got == nil || got.ID != "earlier-key" {
+		t.Fatalf("deploy key %+v: the earlier release's key (at its old URN) was not kept", got)
+	}
+}
+
 func TestWholeProgram(t *testing.T) {
 	for _, file := range []string{"Pulumi.mgmt.yaml", "Pulumi.prod.yaml"} {
 		t.Run(file, func(t *testing.T) {
@@ -95,7 +128,8 @@ func TestWholeProgram(t *testing.T) {
 }
 
 // Every resource sits under the component that owns it; only components,
-// the boundary policy and the kubernetes provider's owner sit at the root.
+// the boundary policy, the deploy key and the AWS providers of the spoke
+// regions sit at the root.
 func checkParents(t *testing.T, m *mocks.Mocks) {
 	t.Helper()
 	components := map[string]string{}
@@ -110,6 +144,9 @@ func checkParents(t *testing.T, m *mocks.Mocks) {
 		// the AWS providers spoke regions' zones are read with: a provider
 		// owns nothing and is read before any component exists
 		"pulumi:providers:aws": true,
+		// the hub Flux's deploy key (hub.NewDeployKey): FluxBootstrap
+		// holds Kubernetes resources only
+		"tls:index/privateKey:PrivateKey": true,
 	}
 	for _, r := range m.Resources() {
 		if r.Type == "pulumi:pulumi:Stack" {
@@ -118,6 +155,7 @@ func checkParents(t *testing.T, m *mocks.Mocks) {
 		parentType := components[r.Parent]
 		if parentType == "" {
 			if !rootOK[r.Type] || (r.Type == "aws:iam/policy:Policy" && r.Name != hub.BoundaryResource) ||
+				(r.Type == "tls:index/privateKey:PrivateKey" && r.Name != hub.DeployKeyResource) ||
 				(r.Type == "pulumi:providers:aws" && !strings.HasPrefix(r.Name, hub.ZoneProviderResource)) {
 				t.Errorf("%s %s has no component parent (parent %q)", r.Type, r.Name, r.Parent)
 			}

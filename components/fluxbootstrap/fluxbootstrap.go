@@ -2,6 +2,9 @@
 // installed by the Flux Operator chart and a FluxInstance, plus the objects
 // Pulumi owns so that it controls their order: the Git deploy key Secret,
 // the cluster-info ConfigMap, the GitRepository and the root Kustomization.
+// It holds Kubernetes resources only (the deploy key is the caller's), so it
+// runs as it ships on the Kubernetes provider alone: the real-controller
+// suite runs it through the real Pulumi engine (test/e2e, docs/e2e.md).
 //
 // Destroy order. The root Kustomization is registered last and depends on
 // everything its teardown needs, so `pulumi destroy` deletes it first:
@@ -37,7 +40,6 @@ import (
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
 	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
-	"github.com/pulumi/pulumi-tls/sdk/v5/go/tls"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -138,6 +140,11 @@ type Args struct {
 	GitBranch  string
 	GitPath    string // ./manifests/gitops-system/clusters/mgmt
 	KnownHosts pulumi.StringInput
+	// DeployKey is the Git deploy key Flux reads the repository with. The
+	// caller makes it (the hub program: a tls PrivateKey), so that this
+	// component holds Kubernetes resources only and runs as it ships on
+	// the Kubernetes provider alone.
+	DeployKey DeployKey
 	// FluxRoleARN is the IRSA role of the Flux controllers that apply onto
 	// spokes (serviceaccounts.HubFluxControllers: kustomize-controller and
 	// helm-controller).
@@ -158,6 +165,13 @@ type Args struct {
 	RootDeleteTimeout time.Duration
 }
 
+// DeployKey is an SSH key pair in OpenSSH encoding; the private half is
+// kept secret (pulumi.ToSecret) whatever the caller passes.
+type DeployKey struct {
+	PrivateKeyOpenSSH pulumi.StringInput
+	PublicKeyOpenSSH  pulumi.StringInput
+}
+
 // FluxBootstrap is Flux on the hub and its root sync.
 type FluxBootstrap struct {
 	pulumi.ResourceState
@@ -165,7 +179,6 @@ type FluxBootstrap struct {
 	Namespace     *corev1.Namespace
 	Operator      *helmv3.Release
 	Instance      *apiextensions.CustomResource
-	DeployKey     *tls.PrivateKey
 	GitSecret     *corev1.Secret
 	ClusterInfo   *corev1.ConfigMap
 	GitRepository *apiextensions.CustomResource
@@ -201,8 +214,9 @@ func RoleARNPatches(roleARN pulumi.StringInput) pulumi.Array {
 
 // New registers a FluxBootstrap.
 func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOption) (*FluxBootstrap, error) {
-	if args.GitURL == "" || args.GitBranch == "" || args.GitPath == "" || args.KnownHosts == nil || args.FluxRoleARN == nil {
-		return nil, fmt.Errorf("fluxbootstrap %s: GitURL, GitBranch, GitPath, KnownHosts and FluxRoleARN are required", name)
+	if args.GitURL == "" || args.GitBranch == "" || args.GitPath == "" || args.KnownHosts == nil || args.FluxRoleARN == nil ||
+		args.DeployKey.PrivateKeyOpenSSH == nil || args.DeployKey.PublicKeyOpenSSH == nil {
+		return nil, fmt.Errorf("fluxbootstrap %s: GitURL, GitBranch, GitPath, KnownHosts, FluxRoleARN and DeployKey are required", name)
 	}
 	if args.Concurrency < 1 {
 		return nil, fmt.Errorf("fluxbootstrap %s: Concurrency %d: want at least 1 worker per controller", name, args.Concurrency)
@@ -272,18 +286,12 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		return nil, wrap("FluxInstance", err)
 	}
 
-	key, err := tls.NewPrivateKey(ctx, name+"-deploy-key", &tls.PrivateKeyArgs{
-		Algorithm: pulumi.String(DeployKeyAlgorithm),
-	}, parent)
-	if err != nil {
-		return nil, wrap("deploy key", err)
-	}
 	secret, err := corev1.NewSecret(ctx, name+"-git", &corev1.SecretArgs{
 		Metadata: meta(SyncName, nil),
 		Type:     pulumi.String("Opaque"),
 		StringData: pulumi.StringMap{
-			IdentityKey:    pulumi.ToSecret(key.PrivateKeyOpenssh).(pulumi.StringOutput),
-			IdentityPubKey: key.PublicKeyOpenssh,
+			IdentityKey:    pulumi.ToSecret(args.DeployKey.PrivateKeyOpenSSH).(pulumi.StringOutput),
+			IdentityPubKey: args.DeployKey.PublicKeyOpenSSH,
 			KnownHostsKey:  args.KnownHosts,
 		},
 	}, parent, pulumi.DependsOn([]pulumi.Resource{ns}))
@@ -355,11 +363,11 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		return nil, wrap("root Kustomization", err)
 	}
 
-	c.Namespace, c.Operator, c.Instance, c.DeployKey = ns, operator, instance, key
+	c.Namespace, c.Operator, c.Instance = ns, operator, instance
 	c.GitSecret, c.ClusterInfo, c.GitRepository, c.Root = secret, cm, repo, root
-	c.DeployPublicKey = key.PublicKeyOpenssh
+	c.DeployPublicKey = args.DeployKey.PublicKeyOpenSSH.ToStringOutput()
 	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
-		"deployPublicKey": key.PublicKeyOpenssh,
+		"deployPublicKey": c.DeployPublicKey,
 	}); err != nil {
 		return nil, wrap("outputs", err)
 	}

@@ -45,6 +45,8 @@ type fixture struct {
 	m                       *mocks.Mocks
 	ready, teardown1, tear2 string
 	provider                string
+	// deployKey is the caller's key pair (OpenSSH), as the mocks made it.
+	deployKey *mocks.Resource
 }
 
 func run(t *testing.T, mutate func(*Args)) (*fixture, error) {
@@ -68,8 +70,13 @@ func run(t *testing.T, mutate func(*Args)) (*fixture, error) {
 		if err != nil {
 			return err
 		}
+		deploy, err := tls.NewPrivateKey(ctx, "deploy", &tls.PrivateKeyArgs{Algorithm: pulumi.String(DeployKeyAlgorithm)})
+		if err != nil {
+			return err
+		}
 		a := Args{
-			GitURL: "ssh://git@github.com/example-org/eks-fleet.git", GitBranch: "main",
+			DeployKey: DeployKey{PrivateKeyOpenSSH: deploy.PrivateKeyOpenssh, PublicKeyOpenSSH: deploy.PublicKeyOpenssh},
+			GitURL:    "ssh://git@github.com/example-org/eks-fleet.git", GitBranch: "main",
 			GitPath: "./manifests/gitops-system/clusters/mgmt", KnownHosts: pulumi.String("github.com ssh-ed25519 AAAA"),
 			FluxRoleARN: pulumi.String(roleARN), ClusterInfo: info(),
 			ClusterReady: []pulumi.Resource{ready}, TeardownAfter: []pulumi.Resource{td1, td2},
@@ -95,6 +102,7 @@ func run(t *testing.T, mutate func(*Args)) (*fixture, error) {
 	f.teardown1 = urn("tls:index/privateKey:PrivateKey", "teardown-1")
 	f.tear2 = urn("tls:index/privateKey:PrivateKey", "teardown-2")
 	f.provider = urn("pulumi:providers:kubernetes", "k8s")
+	f.deployKey = f.m.One("tls:index/privateKey:PrivateKey", "deploy")
 	return f, nil
 }
 
@@ -235,9 +243,23 @@ func TestFluxBootstrap(t *testing.T) {
 	if md := sec.Inputs["metadata"].ObjectValue(); md["name"].StringValue() != SyncName || md["namespace"].StringValue() != Namespace {
 		t.Errorf("secret metadata %v", md)
 	}
-	key := get("tls:index/privateKey:PrivateKey", "flux-deploy-key")
-	if a := key.Inputs["algorithm"].StringValue(); a != "ED25519" && a != "ECDSA" {
-		t.Errorf("deploy key algorithm %s", a)
+	wantKey := f.deployKey.State["privateKeyOpenssh"]
+	if wantKey.IsSecret() {
+		wantKey = wantKey.SecretValue().Element
+	}
+	if got := id.StringValue(); !wantKey.IsString() || got != wantKey.StringValue() {
+		t.Errorf("identity is not the caller's deploy key")
+	}
+	if got, want := data[IdentityPubKey], f.deployKey.State["publicKeyOpenssh"]; !got.IsString() || got.StringValue() != want.StringValue() {
+		t.Errorf("identity.pub %v, want the caller's public key", got)
+	}
+	// Only Kubernetes resources: the component runs on the Kubernetes
+	// provider alone (the real-controller suite runs it through the
+	// Pulumi engine, where no TLS provider is to be had).
+	for _, r := range m.Resources() {
+		if r.Parent == comp.URN && !strings.HasPrefix(r.Type, "kubernetes:") {
+			t.Errorf("%s %s: a FluxBootstrap child outside the Kubernetes provider", r.Type, r.Name)
+		}
 	}
 
 	cm := get("kubernetes:core/v1:ConfigMap", "flux-cluster-info")
@@ -308,6 +330,16 @@ func TestFluxBootstrapNeedsEveryClusterInfoVariable(t *testing.T) {
 	}
 	if f.m.One(Type, "flux") != nil {
 		t.Error("component registered despite the missing variable")
+	}
+}
+
+func TestFluxBootstrapNeedsTheDeployKey(t *testing.T) {
+	f, err := run(t, func(a *Args) { a.DeployKey.PrivateKeyOpenSSH = nil })
+	if err == nil || !strings.Contains(err.Error(), "DeployKey") {
+		t.Fatalf("err %v, want DeployKey named", err)
+	}
+	if f.m.One(Type, "flux") != nil {
+		t.Error("component registered without a deploy key")
 	}
 }
 

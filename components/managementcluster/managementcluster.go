@@ -447,13 +447,7 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 			}
 			return Kubeconfig(v[0].(string), v[1].(string), ca, args.Region)
 		})).(pulumi.StringOutput)
-	provider, err := kubernetes.NewProvider(ctx, name, &kubernetes.ProviderArgs{
-		Kubeconfig: kubeconfig,
-		// The cluster ARN, not the kubeconfig text, identifies the cluster:
-		// editing the kubeconfig must not replace every Kubernetes resource.
-		ClusterIdentifier:     eksCluster.Arn(),
-		EnableServerSideApply: pulumi.Bool(true),
-	}, parent)
+	provider, err := kubernetes.NewProvider(ctx, name, ProviderArgs(kubeconfig, eksCluster.Arn()), parent)
 	if err != nil {
 		return nil, wrap("kubernetes provider", err)
 	}
@@ -645,4 +639,26 @@ func Kubeconfig(clusterName, endpoint, caData, region string) (string, error) {
 		return "", fmt.Errorf("render kubeconfig: %w", err)
 	}
 	return string(b), nil
+}
+
+// ProviderArgs are the hub's Kubernetes provider settings: kubeconfig
+// reaches the cluster, clusterID names it (the cluster ARN, not the
+// kubeconfig text, identifies the cluster: editing the kubeconfig must not
+// replace every Kubernetes resource), and objects are applied server-side.
+// ConfigMaps and Secrets are updated in place: the provider's default
+// replaces one on any change of its data and, its name being fixed,
+// deletes it first, so a sealing-key rotation deleted cluster-info under
+// every Kustomization that substitutes from it (pulumi-kubernetes
+// provider/pkg/provider/provider.go:586-616 and forceNewProperties,
+// enableConfigMapMutable and enableSecretMutable; found when the suite ran the
+// rotation's `pulumi up` through the real engine). The real-controller
+// suite runs FluxBootstrap through the real engine with these settings.
+func ProviderArgs(kubeconfig, clusterID pulumi.StringInput) *kubernetes.ProviderArgs {
+	return &kubernetes.ProviderArgs{
+		Kubeconfig:             kubeconfig,
+		ClusterIdentifier:      clusterID,
+		EnableServerSideApply:  pulumi.Bool(true),
+		EnableConfigMapMutable: pulumi.Bool(true),
+		EnableSecretMutable:    pulumi.Bool(true),
+	}
 }

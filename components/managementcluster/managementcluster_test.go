@@ -241,7 +241,18 @@ func TestCluster(t *testing.T) {
 
 	p := m.One("pulumi:providers:kubernetes", "hub")
 	if p == nil || p.Inputs["clusterIdentifier"].StringValue() != "arn:aws:eks:"+mocks.Region+":"+mocks.AccountID+":cluster/mgmt" {
-		t.Errorf("provider clusterIdentifier %v", p)
+		t.Fatalf("provider clusterIdentifier %v", p)
+	}
+	// Server-side apply, and ConfigMaps and Secrets updated in place: by
+	// default the provider replaces them on any data change, and with a
+	// fixed name it deletes first, so a sealing-key rotation's `pulumi up`
+	// deleted cluster-info under every Kustomization that substitutes from
+	// it (found by the real engine, test/e2e rotation).
+	for _, k := range []string{"enableServerSideApply", "enableConfigMapMutable", "enableSecretMutable"} {
+		v := p.Inputs[resource.PropertyKey(k)]
+		if !(v.IsBool() && v.BoolValue()) && !(v.IsString() && v.StringValue() == "true") {
+			t.Errorf("provider %s = %v, want true", k, v)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	awseks "github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/secretsmanager"
+	"github.com/pulumi/pulumi-tls/sdk/v5/go/tls"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
@@ -68,6 +69,9 @@ const (
 	ESOResource                = "external-secrets"
 	FluxRoleResource           = "flux"
 	FluxResource               = "flux"
+	// DeployKeyResource is the hub Flux's deploy key (its name when
+	// FluxBootstrap made it: flux-deploy-key).
+	DeployKeyResource = FluxResource + "-deploy-key"
 )
 
 // Hub is everything the stack made.
@@ -83,7 +87,9 @@ type Hub struct {
 	CrossplaneAccounts *iam.RolePolicy
 	ESO                *irsarole.IrsaRole
 	FluxRole           *irsarole.IrsaRole
-	Flux               *fluxbootstrap.FluxBootstrap
+	// DeployKey is the Git deploy key of the hub's Flux.
+	DeployKey *tls.PrivateKey
+	Flux      *fluxbootstrap.FluxBootstrap
 	// Outputs are the stack outputs, by name.
 	Outputs map[string]pulumi.Output
 }
@@ -292,7 +298,14 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		SpokeAddonVersions:  pulumi.String(clusterinfo.FormatAddonVersions(spokeAddons)),
 		SpokeAccounts:       pulumi.String(clusterinfo.FormatAccounts(cfg.SpokeAccounts)),
 	}
+	if h.DeployKey, err = NewDeployKey(ctx); err != nil {
+		return nil, err
+	}
 	h.Flux, err = fluxbootstrap.New(ctx, FluxResource, fluxbootstrap.Args{
+		DeployKey: fluxbootstrap.DeployKey{
+			PrivateKeyOpenSSH: h.DeployKey.PrivateKeyOpenssh,
+			PublicKeyOpenSSH:  h.DeployKey.PublicKeyOpenssh,
+		},
 		GitURL:       cfg.Git.URL,
 		GitBranch:    cfg.Git.Branch,
 		GitPath:      cfg.Git.Path,
@@ -336,6 +349,24 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 		ctx.Export(name, o)
 	}
 	return h, nil
+}
+
+// NewDeployKey registers the hub Flux's Git deploy key (resource
+// DeployKeyResource). Up to this release FluxBootstrap made it as its own
+// child; the alias to that URN keeps an existing stack's key (a new key
+// would lock the hub's Flux out of Git until the new public key is
+// registered again).
+func NewDeployKey(ctx *pulumi.Context) (*tls.PrivateKey, error) {
+	key, err := tls.NewPrivateKey(ctx, DeployKeyResource, &tls.PrivateKeyArgs{
+		Algorithm: pulumi.String(fluxbootstrap.DeployKeyAlgorithm),
+	}, pulumi.Aliases([]pulumi.Alias{{
+		ParentURN: pulumi.CreateURN(pulumi.String(FluxResource), pulumi.String(fluxbootstrap.Type), nil,
+			pulumi.String(ctx.Project()), pulumi.String(ctx.Stack())),
+	}}))
+	if err != nil {
+		return nil, fmt.Errorf("flux deploy key: %w", err)
+	}
+	return key, nil
 }
 
 // checkUpgrade refuses a kubernetesVersion EKS would refuse for the

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,6 +23,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/engine"
 )
 
 var (
@@ -105,17 +107,17 @@ next:
 	return out
 }
 
-// destroy deletes the hub's root Kustomization as `pulumi destroy` deletes
-// it first (the program's object; the Kubernetes provider deletes with
-// foreground propagation and waits for it to be gone: pulumi-kubernetes
-// provider/pkg/await/await.go, Deletion), with spokes still composed
-// (every claim on the hub), and follows it. The root goes only after every claim
-// is gone and the account holds nothing any claim composed; what Pulumi
-// removes after the root (Crossplane and its packages, External Secrets,
-// Sealed Secrets, the hub's Flux) still runs when it is gone, since the
-// infrastructure Kustomizations orphan what they applied. Otherwise Pulumi
-// would delete the hub's roles and nodes under a spoke still being torn
-// down, and its resources would be left in the account.
+// destroy runs `pulumi destroy` of the hub's Kubernetes half through the
+// real engine, with spokes still composed (every claim on the hub), and
+// follows it. The engine deletes the root Kustomization first and waits for
+// it to be gone (pulumi-kubernetes provider/pkg/await/await.go, Deletion);
+// the root goes only after every claim is gone and the account holds
+// nothing any claim composed. Otherwise the AWS half would go on to delete
+// the hub's roles and nodes under a spoke still being torn down, and its
+// resources would be left in the account. Then the engine deletes the rest,
+// and nothing the program made is left; Crossplane and its packages still
+// run for the AWS half to remove with the nodes, since the infrastructure
+// Kustomizations orphan what they applied.
 //
 // glass, if not empty, is a claim whose spoke's API server the suite has
 // stopped after its bootstrap installed the hub-side releases onto it and
@@ -138,13 +140,14 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 	if len(spokes) == 0 || len(h.Account.All()) == 0 {
 		t.Fatalf("nothing to tear down: claims %v, %d resources in the account", spokes, len(h.Account.All()))
 	}
-	releases := hubReleases(ctx, t, h, spokes)
+	if len(hubReleases(ctx, t, h, spokes)) == 0 {
+		t.Fatal("the hub has no HelmRelease before the teardown")
+	}
 	packages, err := installedPackages(ctx, h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := rootKustomization(t, h)
-	fg := metav1.DeletePropagationForeground
 	if glass != "" && !slices.Contains(spokes, glass) {
 		t.Fatalf("no claim %s to break glass for: %v", glass, spokes)
 	}
@@ -200,9 +203,19 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 	}
 	var brokeAt time.Time
 	start := time.Now()
-	if err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(root.GetNamespace()).Delete(ctx, root.GetName(), metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
-		t.Fatal(err)
+	// `pulumi destroy` through the real engine: it deletes the root
+	// Kustomization first (nothing the program makes depends on it, and it
+	// depends on everything) and waits for it to be gone before the rest.
+	type destroyed struct {
+		res engine.Result
+		err error
+		at  time.Time
 	}
+	done := make(chan destroyed, 1)
+	go func() {
+		res, err := h.Destroy(ctx)
+		done <- destroyed{res, err, time.Now()}
+	}()
 	var events []string
 	seen := map[string]bool{}
 	mark := func(what string) {
@@ -211,7 +224,8 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 			events = append(events, fmt.Sprintf("%s after %s", what, time.Since(start).Truncate(time.Second)))
 		}
 	}
-	var left []string
+	var left, spokeLeft []string
+	var rootGone time.Time
 	var claimsLeft []string
 	broken := false
 	err = e2e.Poll(ctx, 20*time.Minute, func() (bool, error) {
@@ -284,6 +298,14 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 			return false, nil
 		}
 		mark("the root Kustomization gone")
+		if rootGone.IsZero() {
+			rootGone = time.Now()
+		}
+		// Nothing of a spoke is left on the hub at that moment, before
+		// pulumi destroy goes on to Flux's CRDs: no HelmRelease that
+		// installed onto it and no HelmChart of one (a suspended release
+		// leaves its chart; break glass deletes it).
+		spokeLeft = spokeObjectsLeft(ctx, h, spokes)
 		if len(claimsLeft) > 0 || len(left) > 0 {
 			return false, fmt.Errorf("the root Kustomization is gone, Pulumi would now delete the hub, while claims %v and %d resources remain in the account:\n%s",
 				claimsLeft, len(left), strings.Join(left, "\n"))
@@ -322,34 +344,49 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 		t.Logf("break glass for %s abandoned its apps' AWS resources, as its help says:\n%s", glass, strings.Join(kept, "\n"))
 	}
 
-	// Nothing of a spoke is left on the hub: no HelmRelease that installed
-	// onto it and no HelmChart of one (a suspended release leaves its
-	// chart; break glass deletes it).
-	for _, gvr := range []schema.GroupVersionResource{helmReleases, helmCharts} {
-		l, err := h.Cluster.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range l.Items {
-			for _, s := range spokes {
-				if strings.HasPrefix(o.GetName(), s+"-") || strings.HasPrefix(o.GetName(), o.GetNamespace()+"-"+s+"-") {
-					t.Errorf("%s %s/%s of spoke %s is left on the hub", gvr.Resource, o.GetNamespace(), o.GetName(), s)
-				}
-			}
-		}
+	for _, l := range spokeLeft {
+		t.Error(l)
 	}
 
-	// What Pulumi deletes after the root still runs.
-	if now := hubReleases(ctx, t, h, spokes); strings.Join(now, " ") != strings.Join(releases, " ") {
-		t.Errorf("the hub's HelmReleases after the root went: %v, want them all kept (%v) for Pulumi to remove with the hub", now, releases)
+	// pulumi destroy ends, and nothing of the program's Kubernetes objects
+	// is left: the root first, then the rest, the Flux Operator's uninstall
+	// taking Flux's CRDs and every Flux object with them.
+	var d destroyed
+	select {
+	case d = <-done:
+	case <-time.After(destroyRest):
+		t.Fatalf("pulumi destroy still runs %s after the root Kustomization went; its log: %s", destroyRest, h.Engine.Dir)
 	}
+	if d.err != nil {
+		t.Fatalf("pulumi destroy: %v\nthe Flux Operator stand-in: %v", d.err, h.Operator.Err())
+	}
+	t.Logf("pulumi destroy ended %s after the root Kustomization went: %v", d.at.Sub(rootGone).Truncate(time.Second), d.res.Steps)
+	if len(d.res.Steps) == 0 || d.res.Steps[0].Type != "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization" {
+		t.Errorf("pulumi destroy's first step is not the root Kustomization's delete: %v", d.res.Steps)
+	}
+	for _, st := range d.res.Steps {
+		if st.Op != apitype.OpDelete {
+			t.Errorf("pulumi destroy: %s, want deletes only", st)
+		}
+	}
+	leftOnHub, err := e2e.Left(ctx, h.Cluster, slices.Concat(h.Bootstrap.Objects, fluxCRDs(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leftOnHub) > 0 {
+		t.Errorf("after pulumi destroy the hub still holds: %v", leftOnHub)
+	}
+	// Flux's HelmReleases went with its CRDs, their finalizers removed
+	// first: nothing they installed was uninstalled, and what the AWS half
+	// deletes after the Kubernetes half (the node group, then the cluster)
+	// still runs.
 	now, err := installedPackages(ctx, h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for p := range packages {
 		if !now[p] {
-			t.Errorf("%s is no longer installed and healthy after the root went", p)
+			t.Errorf("%s is no longer installed and healthy after pulumi destroy's Kubernetes half", p)
 		}
 	}
 	// Every Crossplane pod (core, RBAC manager) still runs its main
@@ -367,6 +404,43 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 			t.Errorf("%s no longer runs after the root went", pod)
 		}
 	}
+}
+
+// spokeObjectsLeft lists the HelmReleases and HelmCharts of spokes left on
+// the hub.
+func spokeObjectsLeft(ctx context.Context, h *e2e.Hub, spokes []string) []string {
+	var out []string
+	for _, gvr := range []schema.GroupVersionResource{helmReleases, helmCharts} {
+		l, err := h.Cluster.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return append(out, fmt.Sprintf("list %s when the root Kustomization went: %v", gvr.Resource, err))
+		}
+		for _, o := range l.Items {
+			for _, s := range spokes {
+				if strings.HasPrefix(o.GetName(), s+"-") || strings.HasPrefix(o.GetName(), o.GetNamespace()+"-"+s+"-") {
+					out = append(out, fmt.Sprintf("%s %s/%s of spoke %s is left on the hub", gvr.Resource, o.GetNamespace(), o.GetName(), s))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// destroyRest bounds pulumi destroy after the root Kustomization is gone:
+// the GitRepository, Secret and ConfigMap go at once; the FluxInstance
+// waits for the operator's uninstall (its CRDs gone); the Helm release is
+// uninstalled; the namespace waits for what is left in it.
+const destroyRest = 5 * time.Minute
+
+// fluxCRDs are Flux's CRDs the operator stand-in installed.
+func fluxCRDs(h *e2e.Hub) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range h.FluxObjects() {
+		if o.GetKind() == "CustomResourceDefinition" {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // pruneAfterBreakGlass bounds how long a step that prunes on the spoke

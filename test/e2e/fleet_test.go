@@ -24,7 +24,15 @@ func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	start := time.Now()
-	h := startHub(t, "e2efleet", "10.206.0.0/16", withoutExampleClaim, e2e.EKSOptions{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20")})
+	// The first `pulumi up` is killed while it waits for the FluxInstance;
+	// after `pulumi cancel` the next one must bring the hub up.
+	h := startHubWith(t, e2e.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), Edit: withoutExampleClaim, KillFirstUp: true,
+		EKS: []e2e.EKSOptions{{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20")}}})
+	t.Logf("pulumi up killed %s into the FluxInstance's create: %v", e2e.KillAfter, h.KilledUp.Steps)
+	t.Logf("pulumi up after pulumi cancel: %v", h.FirstUp.Steps)
+	if !h.FirstUp.Changed() {
+		t.Fatal("the pulumi up after the kill changed nothing: the killed one was not stopped midway")
+	}
 	if err := hubSynced(ctx, h, 8*time.Minute); err != nil {
 		t.Fatal(err)
 	}

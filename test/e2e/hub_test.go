@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,14 +49,20 @@ func condition(o *unstructured.Unstructured, typ string) (status, reason, messag
 
 func startHub(t testing.TB, network string, prefix string, edit func(work string) error, eks ...e2e.EKSOptions) *e2e.Hub {
 	t.Helper()
+	return startHubWith(t, e2e.HubOptions{Network: network, Prefix: netip.MustParsePrefix(prefix), Edit: edit, EKS: eks})
+}
+
+// startHubWith starts a hub with opts, its directory and repository set
+// here.
+func startHubWith(t testing.TB, opts e2e.HubOptions) *e2e.Hub {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	h, err := e2e.StartHub(context.Background(), e2e.HubOptions{
-		Dir: dir, RepoRoot: root, Network: network, Prefix: netip.MustParsePrefix(prefix), Edit: edit, EKS: eks,
-	})
+	opts.Dir, opts.RepoRoot = dir, root
+	h, err := e2e.StartHub(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,6 +265,15 @@ func TestHubSyncsTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("hub synced after %s", time.Since(start))
+	// Flux, the operator and the API server have written to every object
+	// the program made (statuses, finalizers, defaults); the engine's
+	// diff of the unchanged program must still be empty.
+	t.Run("a second pulumi up changes nothing", func(t *testing.T) {
+		res, err := h.Stack.Up(ctx, optup.ExpectNoChanges())
+		if err != nil {
+			t.Fatalf("%v\nsteps: %v\n%s", err, res.Steps, res.Log)
+		}
+	})
 	t.Run("claim composes", func(t *testing.T) { claimComposes(t, h) })
 }
 

@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -53,6 +54,19 @@ type Tool struct {
 	// that requires a newer Go than the local one); the go command fetches
 	// that toolchain from the module proxy.
 	Toolchain string
+	// Embed are files of upstream modules the tool module's own main
+	// package embeds (files upstream generates into a gitignored path, so
+	// its module zip holds their sources only). They are copied, with the
+	// tool module, into a build directory.
+	Embed []ModuleFile
+}
+
+// ModuleFile is a file of a module the tool module requires, at the
+// version its go.mod pins (go.sum holds the module's hash).
+type ModuleFile struct {
+	// Module is the module path, Path the file in it, As the file's name
+	// in the tool module's directory.
+	Module, Path, As string
 }
 
 // ToolsDir is internal/build/tools of the repository holding this source
@@ -97,6 +111,9 @@ func CacheDir() string {
 func (t Tool) Key(toolsDir string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", t.Package, t.ldflags(), strings.Join(buildFlags, " "), t.Toolchain, runtime.Version(), runtime.GOARCH)
+	for _, e := range t.Embed {
+		fmt.Fprintf(h, "embed\x00%s\x00%s\x00%s\x00", e.Module, e.Path, e.As)
+	}
 	dir := filepath.Join(toolsDir, filepath.FromSlash(t.Module))
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -221,14 +238,18 @@ func build(ctx context.Context, tools string, t Tool) (string, error) {
 		return bin, nil // built while we waited
 	}
 	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
+	dir := filepath.Join(tools, filepath.FromSlash(t.Module))
+	if len(t.Embed) > 0 {
+		src := fmt.Sprintf("%s.src-%d", bin, os.Getpid())
+		defer os.RemoveAll(src)
+		if err := t.stage(ctx, dir, src); err != nil {
+			return "", fmt.Errorf("build %s: %w", t.Name, err)
+		}
+		dir = src
+	}
 	args := append([]string{"build"}, buildFlags...)
 	args = append(args, "-ldflags", t.ldflags(), "-o", tmp, t.Package)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = filepath.Join(tools, filepath.FromSlash(t.Module))
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
-	if t.Toolchain != "" {
-		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+t.Toolchain)
-	}
+	cmd := t.goCommand(ctx, dir, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -240,4 +261,57 @@ func build(ctx context.Context, tools string, t Tool) (string, error) {
 		return "", err
 	}
 	return bin, nil
+}
+
+// goCommand is the go command run in a tool module's directory dir.
+func (t Tool) goCommand(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	if t.Toolchain != "" {
+		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+t.Toolchain)
+	}
+	return cmd
+}
+
+// stage copies the tool module in dir (go.mod, go.sum and Go files) to
+// dst, with the files of t.Embed from their modules.
+func (t Tool) stage(ctx context.Context, dir, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	copyFile := func(from, to string) error {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	}
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && (n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go")) {
+			if err := copyFile(filepath.Join(dir, n), filepath.Join(dst, n)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range t.Embed {
+		var out, errOut bytes.Buffer
+		cmd := t.goCommand(ctx, dir, "mod", "download", "-json", e.Module)
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go mod download %s: %w\n%s", e.Module, err, errOut.String())
+		}
+		var mod struct{ Dir, Error string }
+		if err := json.Unmarshal(out.Bytes(), &mod); err != nil || mod.Dir == "" {
+			return fmt.Errorf("go mod download %s: no module directory (%v %s)", e.Module, err, mod.Error)
+		}
+		if err := copyFile(filepath.Join(mod.Dir, filepath.FromSlash(e.Path)), filepath.Join(dst, e.As)); err != nil {
+			return fmt.Errorf("embed %s of %s: %w", e.Path, e.Module, err)
+		}
+	}
+	return nil
 }

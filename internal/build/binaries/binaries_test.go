@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,25 +36,13 @@ func TestToolModulesPinVersions(t *testing.T) {
 		"external-secrets":     {"external-secrets", "github.com/external-secrets/external-secrets", "v" + versions.ExternalSecrets},
 		"patch-and-transform":  {"functions/patch-and-transform", "github.com/crossplane-contrib/function-patch-and-transform", "v" + versions.FunctionPatchAndTransform},
 		"auto-ready":           {"functions/auto-ready", "github.com/crossplane/function-auto-ready", "v" + versions.FunctionAutoReady},
+		"pulumi":               {"pulumi", "github.com/pulumi/pulumi/pkg/v3", "v" + versions.PulumiCLI},
+		"pulumi-kubernetes":    {"pulumi", "github.com/pulumi/pulumi-kubernetes/provider/v4", "v" + versions.PulumiKubernetesProvider},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(dir, filepath.FromSlash(tc.module), "go.mod")
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := modfile.Parse(p, b, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := ""
-			for _, r := range f.Require {
-				if r.Mod.Path == tc.path {
-					got = r.Mod.Version
-				}
-			}
-			if got != tc.version {
+			if got := required(t, p, tc.path); got != tc.version {
 				t.Errorf("%s requires %s %q, want %q (internal/contract/versions)", p, tc.path, got, tc.version)
 			}
 		})
@@ -68,6 +57,35 @@ func TestToolModulesPinVersions(t *testing.T) {
 			t.Errorf("tool %s: module %s has no version check here", tool.Name, tool.Module)
 		}
 	}
+}
+
+// TestEngineIsTheSDKRelease: the suite's Pulumi engine is the release of
+// the SDK the program is built with, so what the engine runs is what a
+// matching CLI runs.
+func TestEngineIsTheSDKRelease(t *testing.T) {
+	if got := required(t, "../../../go.mod", "github.com/pulumi/pulumi/sdk/v3"); got != "v"+versions.PulumiCLI {
+		t.Errorf("go.mod's Pulumi SDK is %q, the suite's engine (versions.PulumiCLI) v%s", got, versions.PulumiCLI)
+	}
+}
+
+// required is the version of module path the go.mod at p requires ("" if
+// none).
+func required(t *testing.T, p, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modfile.Parse(p, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == path {
+			return r.Mod.Version
+		}
+	}
+	return ""
 }
 
 func TestKeyFollowsContent(t *testing.T) {
@@ -100,8 +118,83 @@ func TestKeyFollowsContent(t *testing.T) {
 		t.Error("changed Go source kept the key: a stale binary would be reused")
 	}
 	tool.LDFlags = "-X a=b"
-	if k, _ := tool.Key(dir); k == k2 {
+	k3, _ := tool.Key(dir)
+	if k3 == k2 {
 		t.Error("changed link flags kept the key")
+	}
+	tool.Embed = []ModuleFile{{Module: "example.com/up", Path: "schema.json", As: "schema.json"}}
+	if k, _ := tool.Key(dir); k == k3 {
+		t.Error("an embedded upstream file kept the key")
+	}
+}
+
+// TestBuildEmbedsModuleFiles: a tool module's main embeds a file of a
+// module it requires (as the Kubernetes provider's main embeds its
+// generated schema), copied from that module at the pinned version; a file
+// the module lacks fails the build, naming it.
+func TestBuildEmbedsModuleFiles(t *testing.T) {
+	sum, err := os.ReadFile("../../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syncSum []string
+	for _, l := range strings.Split(string(sum), "\n") {
+		if strings.HasPrefix(l, "golang.org/x/sync v0.22.0 ") || strings.HasPrefix(l, "golang.org/x/sync v0.22.0/go.mod ") {
+			syncSum = append(syncSum, l)
+		}
+	}
+	if len(syncSum) != 2 {
+		t.Fatalf("go.sum has no golang.org/x/sync v0.22.0 (the module this test embeds from): %v", syncSum)
+	}
+	cases := map[string]struct {
+		reason  string
+		path    string
+		wantOut string // what the binary prints
+		wantErr string
+	}{
+		"embedded": {reason: "the file comes from the module's zip at the pinned version", path: "LICENSE", wantOut: "Copyright 2009 The Go Authors."},
+		"missing":  {reason: "a file the module lacks fails the build, naming it", path: "no-such-file.json", wantErr: "embed no-such-file.json of golang.org/x/sync"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("EKS_FLEET_BIN_CACHE", filepath.Join(dir, "cache"))
+			mod := filepath.Join(dir, "emb")
+			if err := os.MkdirAll(mod, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for f, s := range map[string]string{
+				"go.mod":  "module example.com/emb\n\ngo 1.22\n\nrequire golang.org/x/sync v0.22.0\n",
+				"go.sum":  strings.Join(syncSum, "\n") + "\n",
+				"main.go": "package main\n\nimport (\n\t_ \"embed\"\n\t\"fmt\"\n\t\"strings\"\n\n\t_ \"golang.org/x/sync/errgroup\"\n)\n\n//go:embed upstream.txt\nvar f string\n\nfunc main() { fmt.Print(strings.SplitN(f, \"\\n\", 2)[0]) }\n",
+			} {
+				if err := os.WriteFile(filepath.Join(mod, f), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tool := Tool{Name: "emb", Module: "emb", Package: "example.com/emb",
+				Embed: []ModuleFile{{Module: "golang.org/x/sync", Path: tc.path, As: "upstream.txt"}}}
+			got, err := buildAll(context.Background(), dir, 1, []Tool{tool})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%s: error %v, want it to name %q", tc.reason, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tc.reason, err)
+			}
+			out, err := exec.Command(got["emb"]).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tc.wantOut {
+				t.Errorf("%s: the binary printed %q, want %q", tc.reason, out, tc.wantOut)
+			}
+			if _, err := os.Stat(filepath.Join(mod, "upstream.txt")); err == nil {
+				t.Errorf("%s: the embedded file was written into the tool module's directory", tc.reason)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ package clusterinfo
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -107,35 +108,66 @@ type Values[T any] struct {
 
 // Map returns the ConfigMap data, keyed by variable name.
 func (v Values[T]) Map() map[string]T {
-	return map[string]T{
-		AccountID:                v.AccountID,
-		Region:                   v.Region,
-		Partition:                v.Partition,
-		HubName:                  v.HubName,
-		HubVPCCIDR:               v.HubVPCCIDR,
-		HubEgressCIDRs:           v.HubEgressCIDRs,
-		OIDCProviderARN:          v.OIDCProviderARN,
-		OIDCIssuer:               v.OIDCIssuer,
-		CrossplaneRoleARN:        v.CrossplaneRoleARN,
-		ExternalSecretsRoleARN:   v.ExternalSecretsRoleARN,
-		FluxRoleARN:              v.FluxRoleARN,
-		SpokeRolePrefix:          v.SpokeRolePrefix,
-		SpokeBoundaryARN:         v.SpokeBoundaryARN,
-		SealingSecretName:        v.SealingSecretName,
-		SealingSecretARN:         v.SealingSecretARN,
-		SealingKMSKeyARN:         v.SealingKMSKeyARN,
-		SealingActiveKeySecret:   v.SealingActiveKeySecret,
-		SealingPreviousKeySecret: v.SealingPreviousKeySecret,
-		GitURL:                   v.GitURL,
-		GitBranch:                v.GitBranch,
-		SystemPath:               v.SystemPath,
-		FluxVersion:              v.FluxVersion,
-		FluxOperatorVersion:      v.FluxOperatorVersion,
-		LogRetentionDays:         v.LogRetentionDays,
-		FunctionRegistry:         v.FunctionRegistry,
-		SpokeZoneIDs:             v.SpokeZoneIDs,
-		SpokeAddonVersions:       v.SpokeAddonVersions,
-		SpokeAccounts:            v.SpokeAccounts,
+	out := map[string]T{}
+	for name, f := range v.fields() {
+		out[name] = *f
+	}
+	return out
+}
+
+// FromMap fills Values from ConfigMap data keyed by variable name; every
+// variable must be there and nothing else.
+func FromMap[T any](data map[string]T) (Values[T], error) {
+	var v Values[T]
+	fields := v.fields()
+	var errs []error
+	for name, f := range fields {
+		x, ok := data[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("cluster-info variable %s is missing", name))
+			continue
+		}
+		*f = x
+	}
+	for name := range data {
+		if _, ok := fields[name]; !ok {
+			errs = append(errs, fmt.Errorf("cluster-info has no variable %s", name))
+		}
+	}
+	return v, errors.Join(errs...)
+}
+
+// fields are v's fields, by variable name.
+func (v *Values[T]) fields() map[string]*T {
+	return map[string]*T{
+		AccountID:                &v.AccountID,
+		Region:                   &v.Region,
+		Partition:                &v.Partition,
+		HubName:                  &v.HubName,
+		HubVPCCIDR:               &v.HubVPCCIDR,
+		HubEgressCIDRs:           &v.HubEgressCIDRs,
+		OIDCProviderARN:          &v.OIDCProviderARN,
+		OIDCIssuer:               &v.OIDCIssuer,
+		CrossplaneRoleARN:        &v.CrossplaneRoleARN,
+		ExternalSecretsRoleARN:   &v.ExternalSecretsRoleARN,
+		FluxRoleARN:              &v.FluxRoleARN,
+		SpokeRolePrefix:          &v.SpokeRolePrefix,
+		SpokeBoundaryARN:         &v.SpokeBoundaryARN,
+		SealingSecretName:        &v.SealingSecretName,
+		SealingSecretARN:         &v.SealingSecretARN,
+		SealingKMSKeyARN:         &v.SealingKMSKeyARN,
+		SealingActiveKeySecret:   &v.SealingActiveKeySecret,
+		SealingPreviousKeySecret: &v.SealingPreviousKeySecret,
+		GitURL:                   &v.GitURL,
+		GitBranch:                &v.GitBranch,
+		SystemPath:               &v.SystemPath,
+		FluxVersion:              &v.FluxVersion,
+		FluxOperatorVersion:      &v.FluxOperatorVersion,
+		LogRetentionDays:         &v.LogRetentionDays,
+		FunctionRegistry:         &v.FunctionRegistry,
+		SpokeZoneIDs:             &v.SpokeZoneIDs,
+		SpokeAddonVersions:       &v.SpokeAddonVersions,
+		SpokeAccounts:            &v.SpokeAccounts,
 	}
 }
 

@@ -1,8 +1,10 @@
 package clusterinfo
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -60,5 +62,41 @@ func TestExampleEgress(t *testing.T) {
 		if err != nil || p.Bits() != 32 || !testNet.Contains(p.Addr()) {
 			t.Errorf("example egress %q: want a /32 in TEST-NET-2 %s", c, testNet)
 		}
+	}
+}
+
+func TestFromMap(t *testing.T) {
+	full := Example().Map()
+	cases := map[string]struct {
+		reason  string
+		edit    func(map[string]string)
+		wantErr []string
+	}{
+		"round trip": {reason: "Map's data gives back the same values", edit: func(map[string]string) {}},
+		"missing": {reason: "a variable left out is named", edit: func(m map[string]string) { delete(m, SealingKMSKeyARN) },
+			wantErr: []string{"cluster-info variable " + SealingKMSKeyARN + " is missing"}},
+		"unknown": {reason: "a variable the contract lacks is named", edit: func(m map[string]string) { m["NOT_A_VARIABLE"] = "x" },
+			wantErr: []string{"cluster-info has no variable NOT_A_VARIABLE"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			data := maps.Clone(full)
+			tc.edit(data)
+			got, err := FromMap(data)
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("%s: %v", tc.reason, err)
+				}
+				if got != Example() {
+					t.Errorf("%s: got %+v, want %+v", tc.reason, got, Example())
+				}
+				return
+			}
+			for _, w := range tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: error %v, want %q", tc.reason, err, w)
+				}
+			}
+		})
 	}
 }

@@ -170,6 +170,21 @@ const (
 	Etcd = "3.6.5"
 	// Kwok plays the kubelets of the suite's nodes.
 	Kwok = "0.7.0"
+	// PulumiCLI is the Pulumi CLI (engine) the suite runs the program's
+	// Kubernetes half through (github.com/pulumi/pulumi/pkg/v3): the
+	// release of the program's SDK (go.mod's pulumi/sdk/v3, held equal by
+	// TestEngineIsTheSDKRelease). Users run `pulumi up` with their own
+	// CLI. Not the newest (3.274.1 is served): the provider plugin below
+	// does not compile against pkg/v3 after about 3.220 (pkg/gen/schema.go,
+	// codegen/schema.ResourceSpec became a pointer), and one module builds
+	// both so that the engine they share compiles once.
+	PulumiCLI = "3.220.0"
+	// PulumiKubernetesProvider is the Kubernetes provider plugin the suite's
+	// engine loads (github.com/pulumi/pulumi-kubernetes/provider/v4): the
+	// module proxy serves the provider's module at this pseudo-version
+	// only, a commit of 15 Jan 2026 between the tags; the program's SDK
+	// (pulumi-kubernetes/sdk/v4 in go.mod) registers the same resources.
+	PulumiKubernetesProvider = "4.0.0-20260115033456-f47bc2d6f199"
 )
 
 // WorkloadClusterFunction is the release of the hub's composition function

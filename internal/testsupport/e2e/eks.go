@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
@@ -33,7 +32,7 @@ import (
 // the spoke's IRSA roles (composed in the stand-in account) trust; a
 // PodRunner runs the pods the bootstrap's charts put on it (External
 // Secrets, Sealed Secrets, and whatever the spoke's own Flux installs);
-// and the Flux Operator is played by the suite (operate) as on the hub:
+// and the Flux Operator is played by the suite (FluxOperator) as on the hub:
 // once the FluxInstance exists, the Flux it asks for is applied
 // (FluxInstallation) and its source-, kustomize- and helm-controller run
 // as processes with the spoke's kubeconfig, and the instance is reported
@@ -59,11 +58,11 @@ type EKS struct {
 	// install, in the same account.
 	LoadBalancers *aws.LoadBalancerController
 
-	mu     sync.Mutex
-	flux   map[string]*Proc
-	errs   []string
-	cancel context.CancelFunc
-	done   chan struct{}
+	operator *FluxOperator
+	mu       sync.Mutex
+	flux     map[string]*Proc
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 // EKSOptions names a spoke the suite plays the EKS cluster of.
@@ -161,14 +160,16 @@ func (h *Hub) startEKS(ctx context.Context, dir, repoRoot string, images map[str
 	opCtx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(3)
+	e.operator = NewFluxOperator(e.Cluster)
+	e.operator.OnInstall = e.startFlux(h.Internet.Env(h.Net.Prefix.String()))
+	if err := e.operator.Start(opCtx); err != nil {
+		cancel()
+		return e, err
+	}
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		e.LoadBalancers.Run(opCtx, time.Second)
-	}()
-	go func() {
-		defer wg.Done()
-		e.operate(opCtx, h.Internet.Env(h.Net.Prefix.String()))
 	}()
 	go func() {
 		defer wg.Done()
@@ -186,6 +187,9 @@ func (e *EKS) Stop() {
 	if e.cancel != nil {
 		e.cancel()
 		<-e.done
+	}
+	if e.operator != nil {
+		e.operator.Stop()
 	}
 	e.mu.Lock()
 	for _, p := range e.flux {
@@ -213,83 +217,28 @@ func (e *EKS) Flux() map[string]*Proc {
 
 // Errors are what the operator stand-in could not do.
 func (e *EKS) Errors() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.errs...)
+	return e.operator.Errors()
 }
 
-var fluxInstances = schema.GroupVersionResource{Group: fluxInstanceGK.Group, Version: "v1", Resource: "fluxinstances"}
-
-// operate plays the Flux Operator on the spoke until ctx ends: each
-// FluxInstance generation not yet installed is installed (FluxInstallation
-// applied; the controllers started once) and its status set Ready for that
-// generation, as the operator reports a successful reconcile
-// (flux-operator v0.59.0 api/v1/fluxinstance_types.go:329
-// FluxInstanceStatus: the Ready condition with its observedGeneration,
-// lastAppliedRevision). Not modelled: upgrades of running controllers,
-// uninstall on deletion, the operator's other status fields.
-func (e *EKS) operate(ctx context.Context, env []string) {
-	installed := map[string]int64{}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
+// startFlux runs the spoke's Flux controllers the first time the operator
+// stand-in installs Flux (later generations are applied, the running
+// controllers kept: upgrades are not modelled).
+func (e *EKS) startFlux(env []string) func(ctx context.Context, objs []*unstructured.Unstructured) error {
+	return func(ctx context.Context, objs []*unstructured.Unstructured) error {
+		e.mu.Lock()
+		started := len(e.flux) > 0
+		e.mu.Unlock()
+		if started {
+			return nil
 		}
-		list, err := e.Cluster.Dynamic.Resource(fluxInstances).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			continue // the CRD comes with the flux-operator chart
-		}
-		for i := range list.Items {
-			o := &list.Items[i]
-			key := o.GetNamespace() + "/" + o.GetName()
-			if installed[key] == o.GetGeneration() {
-				continue
-			}
-			if err := e.install(ctx, o, env); err != nil {
-				e.mu.Lock()
-				e.errs = append(e.errs, fmt.Sprintf("%s FluxInstance %s: %v", time.Now().Format("15:04:05"), key, err))
-				e.mu.Unlock()
-				continue
-			}
-			installed[key] = o.GetGeneration()
-		}
-	}
-}
-
-func (e *EKS) install(ctx context.Context, o *unstructured.Unstructured, env []string) error {
-	objs, err := FluxInstallation(ctx, o)
-	if err != nil {
-		return err
-	}
-	if err := e.Cluster.Apply(ctx, "flux-operator", objs...); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	started := len(e.flux) > 0
-	e.mu.Unlock()
-	if !started {
 		procs, err := StartFlux(ctx, filepath.Join(e.Cluster.Dir, "flux"), e.Cluster.Kubeconfig, objs, env, fluxTools...)
 		e.mu.Lock()
 		for k, v := range procs {
 			e.flux[k] = v
 		}
 		e.mu.Unlock()
-		if err != nil {
-			return err
-		}
+		return err
 	}
-	now := metav1.Now().UTC().Format(time.RFC3339)
-	version, _, _ := unstructured.NestedString(o.Object, "spec", "distribution", "version")
-	status := map[string]any{
-		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
-			"message": "Reconciliation finished (e2e operator stand-in)", "observedGeneration": o.GetGeneration(), "lastTransitionTime": now}},
-		"lastAppliedRevision": "v" + version,
-	}
-	o = o.DeepCopy()
-	o.Object["status"] = status
-	_, err = e.Cluster.Dynamic.Resource(fluxInstances).Namespace(o.GetNamespace()).UpdateStatus(ctx, o, metav1.UpdateOptions{})
-	return err
 }
 
 // Logs returns the end of the spoke's pod and Flux logs and the operator

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -14,12 +15,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	authv1 "k8s.io/api/authentication/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/components/sealingkeys"
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/build/loopback"
@@ -29,6 +30,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/engine"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/engineconfig"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
 )
@@ -52,14 +54,28 @@ type HubOptions struct {
 	// EKS are the spokes whose EKS clusters the suite plays, so that the
 	// hub's bootstrap of them runs to their own Flux.
 	EKS []EKSOptions
+	// KillFirstUp kills the first `pulumi up` (the CLI and its plugins)
+	// while the provider waits for the FluxInstance to be Ready (the
+	// operator stand-in held until then), KillAfter into that step; the
+	// next `pulumi up` must be refused (the stack is locked), and after
+	// `pulumi cancel` the one after must bring the hub up.
+	KillFirstUp bool
 }
 
-// Hub is a management cluster brought up as `pulumi up -s mgmt` brings
-// it up, on the real controllers: the objects the program creates
-// (CaptureHub) applied in its order, the Flux the FluxInstance asks for
-// (FluxInstallation) with source-, kustomize- and helm-controller running
-// at the pinned release, syncing the repository's manifests/ from a local
-// Git server over SSH with the deploy key the program generated.
+// KillAfter is how long into the FluxInstance's create KillFirstUp kills
+// the CLI: the instance exists on the cluster, its create is not recorded.
+const KillAfter = 3 * time.Second
+
+// instanceType is the FluxInstance's type token.
+const instanceType = "kubernetes:fluxcd.controlplane.io/v1:FluxInstance"
+
+// Hub is a management cluster brought up by `pulumi up -s mgmt` on the
+// real controllers: the program's Kubernetes half run through the real
+// Pulumi engine (pulumiUp) with the inputs its AWS half gave it under the
+// mocks (CaptureHub), the Flux the FluxInstance asks for (FluxOperator)
+// with source-, kustomize- and helm-controller running at the pinned
+// release, syncing the repository's manifests/ from a local Git server over
+// SSH with the deploy key the program generated.
 type Hub struct {
 	Site
 	Bootstrap *HubBootstrap
@@ -77,9 +93,20 @@ type Hub struct {
 	// cfg is the stack config the program ran with.
 	cfg map[string]string
 
-	fluxObjects []*unstructured.Unstructured
-	stopAWS     context.CancelFunc
-	awsDone     chan struct{}
+	// Engine runs the program's Kubernetes half (Stack, the hub's stack)
+	// and Operator plays the Flux Operator.
+	Engine   *engine.Engine
+	Stack    *engine.Stack
+	Operator *FluxOperator
+	// KilledUp is what the killed first `pulumi up` did (KillFirstUp),
+	// FirstUp what the `pulumi up` that brought the hub up did.
+	KilledUp *engine.Result
+	FirstUp  engine.Result
+
+	kubeconfigText string
+	fluxObjects    []*unstructured.Unstructured
+	stopAWS        context.CancelFunc
+	awsDone        chan struct{}
 }
 
 // Stop stops every process and removes the network.
@@ -96,6 +123,9 @@ func (h *Hub) Stop() {
 	}
 	if h.AWS != nil && h.AWS.IAM != nil {
 		_ = h.AWS.IAM.Close()
+	}
+	if h.Operator != nil {
+		h.Operator.Stop()
 	}
 	if h.Pods != nil {
 		h.Pods.Stop()
@@ -160,7 +190,12 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	if h.Bootstrap, err = CaptureHub(cfg); err != nil {
 		return h, err
 	}
-	if err := h.apply(ctx); err != nil {
+	kubeconfig, err := os.ReadFile(h.Cluster.Kubeconfig)
+	if err != nil {
+		return h, err
+	}
+	h.kubeconfigText = string(kubeconfig)
+	if err := h.pulumiUp(ctx, opts.Dir, opts.KillFirstUp); err != nil {
 		return h, err
 	}
 	if err := h.startAWS(ctx, cfg); err != nil {
@@ -381,26 +416,22 @@ func StackConfig(path string) (map[string]string, error) {
 	return engineconfig.FileValues(filepath.Join(filepath.Dir(path), "Pulumi.yaml"), path)
 }
 
-var fluxInstanceGK = schema.GroupKind{Group: "fluxcd.controlplane.io", Kind: "FluxInstance"}
-
-// apply applies the program's objects in its order; the FluxInstance
-// becomes what the Flux Operator would install for it. The deploy key the
-// program generated is authorized on the Git server.
-func (h *Hub) apply(ctx context.Context) error {
+// pulumiUp runs the program's Kubernetes half through the real engine
+// (`pulumi up` of KubernetesProgram with the args the mocks' run gave
+// FluxBootstrap): the Flux Operator's chart installed by the provider's
+// Helm release from the internet stand-in's registry, the FluxInstance
+// waited for until the operator stand-in reports it Ready, then the deploy
+// key Secret, cluster-info, the GitRepository and the root Kustomization.
+// What the engine applied must be what the mocks captured. The deploy key
+// the program generated is authorized on the Git server first.
+func (h *Hub) pulumiUp(ctx context.Context, dir string, kill bool) error {
+	args, err := h.Bootstrap.FluxArgs(h.cfg)
+	if err != nil {
+		return err
+	}
 	for _, o := range h.Bootstrap.Objects {
-		if o.GroupVersionKind().GroupKind() == fluxInstanceGK {
-			flux, err := FluxInstallation(ctx, o)
-			if err != nil {
-				return err
-			}
-			if err := h.Cluster.Apply(ctx, "flux-operator", flux...); err != nil {
-				return err
-			}
-			h.fluxObjects = flux
-			continue
-		}
-		if o.GetKind() == "Secret" && o.GetName() == "flux-system" {
-			pub, err := secretValue(o, "identity.pub")
+		if o.GetKind() == "Secret" && o.GetName() == fluxbootstrap.SyncName {
+			pub, err := secretValue(o, fluxbootstrap.IdentityPubKey)
 			if err != nil {
 				return err
 			}
@@ -408,66 +439,116 @@ func (h *Hub) apply(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := h.Cluster.Apply(ctx, "pulumi-kubernetes", o); err != nil {
+	}
+	h.Operator = NewFluxOperator(h.Cluster)
+	h.Operator.OnUninstall = h.stopFlux
+	if err := h.Operator.Start(context.Background()); err != nil {
+		return err
+	}
+	if h.Engine, err = engine.New(ctx, filepath.Join(dir, "pulumi"), h.Internet.Env(h.Net.Prefix.String())); err != nil {
+		return err
+	}
+	program, err := h.program(args)
+	if err != nil {
+		return err
+	}
+	if h.Stack, err = h.Engine.Stack(ctx, mocks.Project, "mgmt", program); err != nil {
+		return err
+	}
+	if kill {
+		h.Operator.Hold(true)
+		killed, err := h.Stack.UpKilled(ctx, func(st engine.Step) bool { return st.Type == instanceType }, KillAfter)
+		h.Operator.Hold(false)
+		if err == nil {
+			return fmt.Errorf("pulumi up ended before it was killed: %v", killed.Steps)
+		}
+		h.KilledUp = &killed
+		// The killed CLI's lock stays on the stack: the next operation is
+		// refused, naming `pulumi cancel`, which removes it.
+		if _, err := h.Stack.Up(ctx); err == nil || !strings.Contains(err.Error(), "pulumi cancel") {
+			return fmt.Errorf("pulumi up after a killed one: %v; want it refused until `pulumi cancel`", err)
+		}
+		if err := h.Stack.Cancel(ctx); err != nil {
 			return err
 		}
+	}
+	if h.FirstUp, err = h.Stack.Up(ctx); err != nil {
+		return fmt.Errorf("%w\nthe Flux Operator stand-in: %v", err, h.Operator.Err())
+	}
+	if err := CheckApplied(ctx, h.Cluster, h.Bootstrap.Objects); err != nil {
+		return err
+	}
+	h.fluxObjects = h.Operator.Installed()
+	if len(h.fluxObjects) == 0 {
+		return errors.New("pulumi up: the FluxInstance is Ready but the operator stand-in installed nothing")
 	}
 	return nil
 }
 
+// FluxObjects is the Flux installation the operator stand-in made at the
+// first pulumi up.
+func (h *Hub) FluxObjects() []*unstructured.Unstructured { return h.fluxObjects }
+
+// program is the engine's program for args on this hub's cluster.
+func (h *Hub) program(args fluxbootstrap.Args) (pulumi.RunFunc, error) {
+	info, err := h.Bootstrap.ClusterInfo()
+	if err != nil {
+		return nil, err
+	}
+	return KubernetesProgram(args, h.kubeconfigText, ClusterARN(info)), nil
+}
+
+// stopFlux stops the hub's Flux controllers (the operator uninstalls Flux).
+func (h *Hub) stopFlux() {
+	for _, p := range h.Flux {
+		p.Stop(10 * time.Second)
+	}
+}
+
 // Up runs the hub's program again as `pulumi up` does after `pulumi config
-// set`: edit changes the stack config; resources whose inputs did not
-// change keep their state (mocks.Mocks.Prior: the key pairs, the generated
-// names); a Secrets Manager document whose value changed is put as the
-// SecretVersion's update puts it (before anything that depends on it, as
-// cluster-info's sealing variables do); the Kubernetes objects that changed
-// are applied, in the program's order, as its Kubernetes provider applies
-// them (server-side apply). It returns the objects it applied. An update
-// that would replace the FluxInstance or delete an object is not modelled
-// and is an error.
-func (h *Hub) Up(ctx context.Context, edit func(cfg map[string]string)) ([]*unstructured.Unstructured, error) {
+// set`: edit changes the stack config; the mocks' run keeps the state of
+// resources whose inputs did not change (mocks.Mocks.Prior: the key pairs,
+// the generated names); a Secrets Manager document whose value changed is
+// put as the SecretVersion's update puts it (before anything that depends
+// on it, as cluster-info's sealing variables do); and the Kubernetes half
+// runs through the real engine with the new args (`pulumi up`, server-side
+// apply over what Flux and the operator wrote since). It returns the
+// engine's steps.
+func (h *Hub) Up(ctx context.Context, edit func(cfg map[string]string)) (engine.Result, error) {
 	cfg := maps.Clone(h.cfg)
 	edit(cfg)
 	next, err := captureHub(cfg, h.Bootstrap.Mocks)
 	if err != nil {
-		return nil, err
-	}
-	key := func(o *unstructured.Unstructured) string {
-		return o.GroupVersionKind().GroupKind().String() + " " + o.GetNamespace() + "/" + o.GetName()
-	}
-	before := map[string]*unstructured.Unstructured{}
-	for _, o := range h.Bootstrap.Objects {
-		before[key(o)] = o
-	}
-	var changed []*unstructured.Unstructured
-	for _, o := range next.Objects {
-		prev, ok := before[key(o)]
-		delete(before, key(o))
-		if ok && equality.Semantic.DeepEqual(prev.Object, o.Object) {
-			continue
-		}
-		if o.GroupVersionKind().GroupKind() == fluxInstanceGK {
-			return nil, fmt.Errorf("pulumi up: the FluxInstance changes; the suite's Flux Operator stand-in installs once")
-		}
-		changed = append(changed, o)
-	}
-	for k := range before {
-		return nil, fmt.Errorf("pulumi up: %s would be deleted; not modelled", k)
+		return engine.Result{}, err
 	}
 	for arn, v := range next.Secrets {
 		if h.Bootstrap.Secrets[arn] != v {
 			if err := h.Endpoints.PutSecretValue(arn, v); err != nil {
-				return nil, err
+				return engine.Result{}, err
 			}
 		}
 	}
-	for _, o := range changed {
-		if err := h.Cluster.Apply(ctx, "pulumi-kubernetes", o); err != nil {
-			return nil, fmt.Errorf("pulumi up: %w", err)
-		}
+	args, err := next.FluxArgs(cfg)
+	if err != nil {
+		return engine.Result{}, err
 	}
 	h.cfg, h.Bootstrap = cfg, next
-	return changed, nil
+	program, err := h.program(args)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	h.Stack.SetProgram(program)
+	res, err := h.Stack.Up(ctx)
+	if err != nil {
+		return res, err
+	}
+	return res, CheckApplied(ctx, h.Cluster, next.Objects)
+}
+
+// Destroy runs `pulumi destroy` of the Kubernetes half through the real
+// engine.
+func (h *Hub) Destroy(ctx context.Context) (engine.Result, error) {
+	return h.Stack.Destroy(ctx)
 }
 
 // secretValue reads key from a Secret's stringData or data.

@@ -22,9 +22,6 @@ type HubBootstrap struct {
 	// Objects are the Kubernetes objects in the order the program
 	// registers them.
 	Objects []*unstructured.Unstructured
-	// Charts are the Helm releases the program installs (the flux-operator
-	// chart): name, chart, version, namespace.
-	Charts []map[string]any
 	// Secrets are the Secrets Manager documents: ARN to value.
 	Secrets map[string]string
 	// AWS are the AWS resources the program creates: type token to names.
@@ -52,7 +49,7 @@ func captureHub(cfg map[string]string, prior *mocks.Mocks) (*HubBootstrap, error
 	for _, r := range m.Resources() {
 		switch {
 		case r.Type == "kubernetes:helm.sh/v3:Release":
-			b.Charts = append(b.Charts, plain(resource.NewObjectProperty(r.Inputs)).(map[string]any))
+			// A Helm release, not an object: the provider installs its chart.
 		case strings.HasPrefix(r.Type, "kubernetes:") && r.Custom && !strings.HasPrefix(r.Type, "pulumi:providers:"):
 			obj, _ := plain(resource.NewObjectProperty(r.Inputs)).(map[string]any)
 			if obj == nil {

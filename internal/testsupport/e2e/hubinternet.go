@@ -46,7 +46,8 @@ const (
 //     Operator's chart lives in another repository (controlplaneio-fluxcd/
 //     charts) that the module proxy does not serve; it stands in as a chart
 //     of that name and version whose template is what the operator module's
-//     config/default builds (its CRDs, RBAC and Deployment).
+//     config/default builds (its CRDs, RBAC and Deployment), without the
+//     Namespace it makes (a chart leaves that to its installer).
 func ServeCharts(ctx context.Context, in *Internet, dir string) error {
 	moduleDir := func(module, version string) (string, error) {
 		return upstream.Dir(ctx, module, "v"+version)
@@ -149,10 +150,23 @@ func fluxOperatorChart(ctx context.Context, dir string) (Chart, error) {
 	if err != nil {
 		return Chart{}, fmt.Errorf("flux-operator config/default: %w", err)
 	}
-	manifests, err := rm.AsYaml()
-	if err != nil {
-		return Chart{}, err
+	// The published chart leaves the namespace to whoever installs it
+	// (the hub program's Namespace, the spoke bootstrap's
+	// install.createNamespace), as Helm charts do; config/default makes
+	// one. Kept, Helm refuses to install the stand-in into a namespace it
+	// did not create (found by the real engine's install).
+	var kept []byte
+	for _, r := range rm.Resources() {
+		if r.GetKind() == "Namespace" {
+			continue
+		}
+		y, err := r.AsYAML()
+		if err != nil {
+			return Chart{}, err
+		}
+		kept = append(append(kept, "---\n"...), y...)
 	}
+	manifests := kept
 	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
 		return Chart{}, err
 	}

@@ -19,11 +19,16 @@ var fluxTools = []binaries.Tool{binaries.SourceController, binaries.KustomizeCon
 // repository's function, which is built from the working tree.
 var podTools = []binaries.Tool{binaries.Crossplane, binaries.PatchAndTransform, binaries.AutoReady, binaries.ExternalSecrets, binaries.SealedSecrets}
 
-// Tools are the upstream programs a hub and its spokes run, in
-// binaries.All's order (longest cold build first).
+// engineTools run the program's Kubernetes half (Engine): the Pulumi CLI
+// and the Kubernetes provider plugin.
+var engineTools = []binaries.Tool{binaries.Pulumi, binaries.PulumiKubernetes}
+
+// Tools are the upstream programs a hub and its spokes run, and the engine
+// that brings the hub up, in binaries.All's order (longest cold build
+// first).
 func Tools() []binaries.Tool {
 	want := map[string]bool{}
-	for _, t := range slices.Concat(clusterTools, podTools, fluxTools) {
+	for _, t := range slices.Concat(clusterTools, podTools, fluxTools, engineTools) {
 		want[t.Name] = true
 	}
 	var tools []binaries.Tool

@@ -25,19 +25,19 @@ func TestToolsCoverPodImages(t *testing.T) {
 	}
 }
 
-// TestToolsAreAll: Tools keeps every cluster, Flux and pod program (each
+// TestToolsAreAll: Tools keeps every cluster, Flux, pod and engine program (each
 // is in binaries.All, which orders them).
 func TestToolsAreAll(t *testing.T) {
 	got := map[string]bool{}
 	for _, tool := range Tools() {
 		got[tool.Name] = true
 	}
-	for _, tool := range slices.Concat(clusterTools, podTools, fluxTools) {
+	for _, tool := range slices.Concat(clusterTools, podTools, fluxTools, engineTools) {
 		if !got[tool.Name] {
 			t.Errorf("Tools() leaves out %s: is it in binaries.All?", tool.Name)
 		}
 	}
-	if n := len(clusterTools) + len(podTools) + len(fluxTools); len(got) != n {
+	if n := len(clusterTools) + len(podTools) + len(fluxTools) + len(engineTools); len(got) != n {
 		t.Errorf("Tools() has %d programs, want %d", len(got), n)
 	}
 }

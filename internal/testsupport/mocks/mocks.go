@@ -11,6 +11,7 @@
 package mocks
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -26,6 +27,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
@@ -70,6 +72,10 @@ type Resource struct {
 	ImportID string
 	// Transforms counts the resource's transforms.
 	Transforms int
+	// Aliases are the URNs the resource's aliases name, resolved as the
+	// engine resolves an alias spec (a field left out is the resource's
+	// own; pulumi/pkg v3 resource/deploy/step_generator.go, generateAliases).
+	Aliases []string
 }
 
 // Mocks implements pulumi.MockResourceMonitor.
@@ -192,6 +198,21 @@ func (m *Mocks) ByURN(urn string) *Resource {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.byURN[urn]
+}
+
+// Relocate moves the registration at urn to the URN to, where an earlier
+// release's program registered it (an upgrade's prior state).
+func (m *Mocks) Relocate(urn, to string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.byURN[urn]
+	if !ok {
+		return fmt.Errorf("no registration %s", urn)
+	}
+	delete(m.byURN, urn)
+	r.URN = to
+	m.byURN[to] = r
+	return nil
 }
 
 // Invokes returns the invoke tokens called, in order.
@@ -372,6 +393,9 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		r.Transforms = len(rpc.GetTransforms())
 	}
 	r.URN = m.URN(r.Parent, r.Type, r.Name)
+	if rpc != nil {
+		r.Aliases = m.aliases(r, rpc.GetAliases())
+	}
 
 	state := args.Inputs.Copy()
 	id := ""
@@ -434,11 +458,41 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 }
 
 // unchanged is r's registration in Prior when its inputs are the same.
+// aliases resolves alias specs to URNs.
+func (m *Mocks) aliases(r *Resource, specs []*pulumirpc.Alias) []string {
+	var out []string
+	for _, a := range specs {
+		if u := a.GetUrn(); u != "" {
+			out = append(out, u)
+			continue
+		}
+		spec := a.GetSpec()
+		if spec == nil {
+			continue
+		}
+		name, typ, parent := cmp.Or(spec.GetName(), r.Name), cmp.Or(spec.GetType(), r.Type), r.Parent
+		switch {
+		case spec.GetNoParent():
+			parent = ""
+		case spec.GetParentUrn() != "":
+			parent = spec.GetParentUrn()
+		}
+		out = append(out, m.URN(parent, typ, name))
+	}
+	return out
+}
+
 func (m *Mocks) unchanged(r *Resource) *Resource {
 	if m.Prior == nil {
 		return nil
 	}
 	p := m.Prior.ByURN(r.URN)
+	for _, a := range r.Aliases {
+		if p != nil {
+			break
+		}
+		p = m.Prior.ByURN(a)
+	}
 	if p == nil || p.Type != r.Type || !p.Inputs.DeepEquals(r.Inputs) {
 		return nil
 	}
