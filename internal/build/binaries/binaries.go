@@ -274,7 +274,8 @@ func (t Tool) goCommand(ctx context.Context, dir string, args ...string) *exec.C
 	return cmd
 }
 
-// stage copies the tool module in dir (go.mod, go.sum and Go files) to
+// stage copies the tool module in dir (its top level: go.mod, go.sum and
+// the Go files of the main package a tool with Embed builds there) to
 // dst, with the files of t.Embed from their modules.
 func (t Tool) stage(ctx context.Context, dir, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {

@@ -19,7 +19,7 @@ import (
 )
 
 // FluxInstanceFinalizer is the Flux Operator's finalizer on a FluxInstance
-// (flux-operator v0.59.0 api/v1/common_types.go, Finalizer).
+// (flux-operator v0.59.0 api/v1/common_types.go:27, Finalizer).
 const FluxInstanceFinalizer = "fluxcd.controlplane.io/finalizer"
 
 var (
@@ -37,14 +37,14 @@ var (
 // waits for; it installs again when the spec's generation changes; and when
 // the instance is deleted it uninstalls as the operator does (uninstall,
 // lines 28-110): the controllers' Deployments deleted and the controllers
-// stopped (Uninstall), the finalizers of every Flux custom resource
+// stopped (OnUninstall), the finalizers of every Flux custom resource
 // removed, every installed object deleted (the CRDs, and with them every
 // Flux object), the CRDs waited for, then its own finalizer removed. It is
 // a stand-in because the operator cannot be built here (FluxInstallation
 // says why). Not modelled: the operator's own Deployment (its chart is
 // installed, its container does not run), drift correction, status fields
-// other than Ready and observedGeneration, and the migration of stored
-// versions.
+// other than the Ready condition (with its observedGeneration) and
+// lastAppliedRevision, and the migration of stored versions.
 type FluxOperator struct {
 	c *Cluster
 	// OnInstall is called with what was installed, before the instance is
