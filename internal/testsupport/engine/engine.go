@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,14 +187,20 @@ func (s *Stack) UpKilled(ctx context.Context, at func(Step) bool, after time.Dur
 	return res, err
 }
 
-// killCLI SIGKILLs each pulumi CLI this process runs and every process
-// under it (its plugins). The Automation API starts the CLI in this
-// process's group on Linux (sdk/v3 go/auto/cmd_other.go), so the tree is
-// found through /proc.
+// killCLI SIGKILLs each pulumi CLI this engine runs (a child of this
+// process with this engine's backend in its environment: engines in one
+// test process share the CLI binary) and every process under it (its
+// plugins). The Automation API starts the CLI in this process's group on
+// Linux (sdk/v3 go/auto/cmd_other.go), so the tree is found through /proc.
 func (e *Engine) killCLI() error {
 	cli, err := filepath.EvalSymlinks(filepath.Join(e.Dir, "bin", "pulumi"))
 	if err != nil {
 		return err
+	}
+	backend := "PULUMI_BACKEND_URL=" + e.env["PULUMI_BACKEND_URL"]
+	ours := func(proc string) bool {
+		env, err := os.ReadFile(filepath.Join(proc, "environ"))
+		return err == nil && slices.Contains(strings.Split(string(env), "\x00"), backend)
 	}
 	procs, err := filepath.Glob("/proc/[0-9]*")
 	if err != nil {
@@ -214,7 +221,7 @@ func (e *Engine) killCLI() error {
 		pid, _ := strconv.Atoi(filepath.Base(p))
 		ppid, _ := strconv.Atoi(fields[1])
 		children[ppid] = append(children[ppid], pid)
-		if exe, err := os.Readlink(filepath.Join(p, "exe")); err == nil && exe == cli && ppid == os.Getpid() {
+		if exe, err := os.Readlink(filepath.Join(p, "exe")); err == nil && exe == cli && ppid == os.Getpid() && ours(p) {
 			roots = append(roots, pid)
 		}
 	}
