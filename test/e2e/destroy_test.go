@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
@@ -361,7 +362,7 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 		t.Fatalf("pulumi destroy: %v\nthe Flux Operator stand-in: %v", d.err, h.Operator.Err())
 	}
 	t.Logf("pulumi destroy ended %s after the root Kustomization went: %v", d.at.Sub(rootGone).Truncate(time.Second), d.res.Steps)
-	if len(d.res.Steps) == 0 || d.res.Steps[0].Type != "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization" {
+	if len(d.res.Steps) == 0 || d.res.Steps[0].Type != "kubernetes:"+fluxbootstrap.KustomizationAPIVersion+":Kustomization" {
 		t.Errorf("pulumi destroy's first step is not the root Kustomization's delete: %v", d.res.Steps)
 	}
 	for _, st := range d.res.Steps {

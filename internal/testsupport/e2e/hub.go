@@ -67,7 +67,7 @@ type HubOptions struct {
 const KillAfter = 3 * time.Second
 
 // instanceType is the FluxInstance's type token.
-const instanceType = "kubernetes:fluxcd.controlplane.io/v1:FluxInstance"
+const instanceType = "kubernetes:" + fluxbootstrap.InstanceAPIVersion + ":FluxInstance"
 
 // Hub is a management cluster brought up by `pulumi up -s mgmt` on the
 // real controllers: the program's Kubernetes half run through the real
