@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/awsgroups"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
@@ -79,11 +80,9 @@ func (r *run) installedOn(cluster string) installedProviders {
 // activates its ManagedResourceDefinition (<plural>.<group>). Only the
 // provider-upjet-aws groups are judged; "" means served (or not judged).
 func (in installedProviders) serves(group, plural string) string {
-	svc, ok := strings.CutSuffix(group, ".aws.upbound.io")
+	svc, _, ok := awsgroups.Service(group)
 	if !ok {
-		if svc, ok = strings.CutSuffix(group, ".aws.m.upbound.io"); !ok {
-			return ""
-		}
+		return ""
 	}
 	if !in.services[svc] {
 		return "no installed Provider serves it (install " + providerAWSPrefix + svc + ")"

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/awsgroups"
 )
 
 // keptComposed returns the composed objects of a claim that the walk and
@@ -30,7 +32,7 @@ func keepWhole(o *unstructured.Unstructured) bool {
 	switch {
 	case (g == "protection.crossplane.io" || g == "apiextensions.crossplane.io") && (k == "Usage" || k == "ClusterUsage"):
 		return false
-	case strings.HasSuffix(g, ".aws.upbound.io") || strings.HasSuffix(g, ".aws.m.upbound.io"):
+	case awsgroups.Managed(g):
 		return strings.HasPrefix(g, "iam.") && k == "Role"
 	}
 	return true

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/awsgroups"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
@@ -136,10 +137,6 @@ func (p Params) checkAccount() error {
 	return nil
 }
 
-// awsGroupSuffix ends the API group of every managed resource of the AWS
-// provider family.
-const awsGroupSuffix = ".aws.upbound.io"
-
 // accountPart points every AWS managed resource of a spoke in another
 // account at that account's ProviderConfig (spokeaccounts): the provider
 // then assumes the account's role to manage it. A spoke in the hub's
@@ -151,7 +148,7 @@ func accountPart(p Params, c *Composed) error {
 	}
 	for _, o := range c.Objects {
 		group, _, _ := strings.Cut(fmt.Sprint(o["apiVersion"]), "/")
-		if !strings.HasSuffix(group, awsGroupSuffix) {
+		if !awsgroups.ClusterScoped(group) {
 			continue
 		}
 		spec, ok := o["spec"].(Object)

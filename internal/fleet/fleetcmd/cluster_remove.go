@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/awsgroups"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
@@ -107,7 +108,7 @@ func (a *app) clusterRemove(ctx context.Context, name string, dryRun bool) error
 // orphaned, else it is deleted.
 func awsDeletion(o *unstructured.Unstructured) (string, bool) {
 	gv := o.GroupVersionKind()
-	if !strings.HasSuffix(gv.Group, ".aws.upbound.io") && !strings.HasSuffix(gv.Group, ".aws.m.upbound.io") {
+	if !awsgroups.Managed(gv.Group) {
 		return "", false
 	}
 	desc := fmt.Sprintf("%s.%s %s", gv.Kind, strings.Split(gv.Group, ".")[0], o.GetName())

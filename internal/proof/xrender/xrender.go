@@ -51,6 +51,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/awsgroups"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
@@ -644,8 +645,7 @@ func fakeStatus(u *unstructured.Unstructured, info clusterinfo.Values[string]) {
 	if partition == "" {
 		partition = "aws"
 	}
-	if strings.HasSuffix(gvk.Group, ".aws.upbound.io") || strings.HasSuffix(gvk.Group, ".aws.m.upbound.io") {
-		svc := strings.SplitN(gvk.Group, ".", 2)[0]
+	if svc, _, ok := awsgroups.Service(gvk.Group); ok {
 		at["id"] = ext
 		switch {
 		case svc == "iam" && gvk.Kind == "Role":

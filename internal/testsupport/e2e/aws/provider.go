@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/awsgroups"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 )
 
@@ -45,8 +46,6 @@ const (
 	// replace the resource for (upjet v2.3.0
 	// pkg/controller/external_tfpluginsdk.go:719-753).
 	errRefuseForceNew = "refuse to update the external resource because the following update requires replacing it"
-	// upbound is the suffix of the provider family's API groups.
-	upbound = ".aws.upbound.io"
 )
 
 // Provider plays the provider family's controllers: every managed
@@ -101,6 +100,16 @@ type Provider struct {
 	// role is the acting role last read (actingRole), at roleAt.
 	role   string
 	roleAt time.Time
+	// written is the status each object's last status write sent, and
+	// the resourceVersion the API server answered with (writeStatus).
+	written map[string]writtenStatus
+}
+
+// writtenStatus is one status write: what was sent (as JSON reads it) and
+// the object's resourceVersion after it.
+type writtenStatus struct {
+	resourceVersion string
+	status          any
 }
 
 // fault is an injected AWS error: times calls fail with msg (times < 0:
@@ -291,7 +300,7 @@ func (p *Provider) servedKinds(ctx context.Context) ([]kindInfo, error) {
 	for _, m := range l.Items {
 		// A CRD is named <plural>.<group> (the API server refuses any
 		// other name).
-		if _, group, _ := strings.Cut(m.GetName(), "."); !managedGroup(group) {
+		if _, group, _ := strings.Cut(m.GetName(), "."); !awsgroups.ClusterScoped(group) {
 			continue
 		}
 		c, ok := p.crds[m.GetName()]
@@ -323,13 +332,6 @@ type crdKinds struct {
 	kinds           []kindInfo
 }
 
-// managedGroup is whether group is a provider-upjet-aws group of
-// cluster-scoped managed resources (not a namespaced .m group, nor the
-// providers' configuration group).
-func managedGroup(group string) bool {
-	return strings.HasSuffix(group, upbound) && !strings.HasSuffix(group, ".m"+upbound) && group != "aws.upbound.io"
-}
-
 // storedKinds is the kind crd serves at its storage version, once it is
 // established (none before).
 func storedKinds(crd *unstructured.Unstructured) []kindInfo {
@@ -344,7 +346,7 @@ func storedKinds(crd *unstructured.Unstructured) []kindInfo {
 		m, _ := v.(map[string]any)
 		if m["storage"] == true {
 			out = append(out, kindInfo{gvk: schema.GroupVersionKind{Group: group, Version: m["name"].(string), Kind: kind},
-				service: strings.TrimSuffix(group, upbound)})
+				service: strings.TrimSuffix(group, awsgroups.Suffix)})
 		}
 	}
 	return out
@@ -534,11 +536,38 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 // writeStatus writes the status when it changed (so an unchanged resource
 // does not wake its composite), compared as JSON: the status as read holds
 // the API server's int64 and float64 where the stand-in sets Go ints.
+//
+// What the API server stores is what was sent less the fields the CRD's
+// schema prunes (the stand-in reports a few the provider's schema lacks,
+// such as a NAT gateway's arn), so the status read back can differ from
+// the one sent for ever. A status equal to the one last sent, on an object
+// still at the resourceVersion that write answered with, is not sent
+// again: the API server would find nothing to store. Without this the
+// stand-in sent such a status once a pass (a second), per resource: issue
+// 45's benchmark counted PUT natgateways/status and accessentries/status
+// at about one a second per spoke.
 func (p *Provider) writeStatus(ctx context.Context, before, u *unstructured.Unstructured) error {
-	if reflect.DeepEqual(jsonNorm(before.Object["status"]), jsonNorm(u.Object["status"])) {
+	status := jsonNorm(u.Object["status"])
+	if reflect.DeepEqual(jsonNorm(before.Object["status"]), status) {
 		return nil
 	}
-	return p.Client.Status().Update(ctx, u)
+	key := u.GroupVersionKind().GroupKind().String() + "/" + u.GetName()
+	p.mu.Lock()
+	last, ok := p.written[key]
+	p.mu.Unlock()
+	if ok && last.resourceVersion == before.GetResourceVersion() && reflect.DeepEqual(last.status, status) {
+		return nil
+	}
+	if err := p.Client.Status().Update(ctx, u); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.written == nil {
+		p.written = map[string]writtenStatus{}
+	}
+	p.written[key] = writtenStatus{resourceVersion: u.GetResourceVersion(), status: status}
+	return nil
 }
 
 // resolve resolves every reference of the kind with crossplane-runtime's

@@ -3,6 +3,8 @@ package aws
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +12,10 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/yaml"
 )
 
 // crd is an established CRD of one version for the fake API server.
@@ -484,5 +490,90 @@ func TestProviderAtRestWritesNoStatus(t *testing.T) {
 	}
 	if len(writes) > 0 {
 		t.Errorf("status written at rest, by resource: %v", writes)
+	}
+}
+
+// TestProviderAtRestWritesNoStatusTheSchemaPrunes: a status holding a
+// field the CRD's schema lacks is stored without it, so what the stand-in
+// reads back never equals what it computes; once written, it is not sent
+// again while the object is unchanged. The API server's pruning is
+// apiextensions-apiserver's own, with the provider's NATGateway CRD (whose
+// atProvider has no arn, which the stand-in reports).
+func TestProviderAtRestWritesNoStatusTheSchemaPrunes(t *testing.T) {
+	ctx := context.Background()
+	const ec2 = "ec2.aws.upbound.io/v1beta1"
+	natCRD, prune := providerCRD(t, "ec2.aws.upbound.io_natgateways.yaml")
+	objs := []client.Object{
+		crd("ec2.aws.upbound.io", "VPC", "vpcs", "v1beta1"),
+		crd("ec2.aws.upbound.io", "Subnet", "subnets", "v1beta1"),
+		natCRD,
+		mr(ec2, "VPC", "vpc", map[string]any{"region": "eu-west-1", "cidrBlock": "10.20.0.0/16"}),
+		mr(ec2, "Subnet", "a", map[string]any{"region": "eu-west-1", "availabilityZone": "eu-west-1a", "vpcIdRef": map[string]any{"name": "vpc"}}),
+		mr(ec2, "NATGateway", "nat-a", map[string]any{"region": "eu-west-1", "subnetIdRef": map[string]any{"name": "a"}}),
+	}
+	writes := map[string]int{}
+	pruned := map[string][]string{}
+	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(objs[3:]...).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			kind := o.GetObjectKind().GroupVersionKind().Kind
+			writes[kind+"/"+o.GetName()]++
+			if kind == "NATGateway" {
+				pruned[o.GetName()] = prune(o.(*unstructured.Unstructured).Object)
+			}
+			return c.SubResource(sub).Update(ctx, o, opts...)
+		}}).Build()
+	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
+	reconcileAll(t, p, c, objs[3:])
+	if t.Failed() {
+		return
+	}
+	// The premise: the server dropped what the stand-in sent.
+	if diff := cmp.Diff([]string{"status.atProvider.arn"}, pruned["nat-a"]); diff != "" {
+		t.Fatalf("fields pruned from the NAT gateway's status (-want +got):\n%s", diff)
+	}
+	clear(writes)
+	for range 3 {
+		if err := p.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(writes) > 0 {
+		t.Errorf("status written at rest, by resource: %v", writes)
+	}
+}
+
+// providerCRD is the provider's CRD in file (of package/crds), established,
+// and what the API server prunes from an object of its storage version
+// (apiextensions-apiserver's structural pruning, which returns the paths
+// it dropped).
+func providerCRD(t *testing.T, file string) (*apiextensionsv1.CustomResourceDefinition, func(map[string]any) []string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(providerModule(t), "package", "crds", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(b, crd); err != nil {
+		t.Fatal(err)
+	}
+	crd.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}
+	var s *structuralschema.Structural
+	for _, v := range crd.Spec.Versions {
+		if !v.Storage {
+			continue
+		}
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = structuralschema.NewStructural(internal); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s == nil {
+		t.Fatalf("%s: no storage version", file)
+	}
+	return crd, func(obj map[string]any) []string {
+		return pruning.PruneWithOptions(obj, s, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
 	}
 }
