@@ -4,12 +4,16 @@
 // binary cache, and prints where each is. The tests build what they need
 // themselves; run this to build everything ahead (binaries.Parallel at a
 // time), or to see the paths. CI runs it beside the tests (.ci/run).
+// -prune first removes from the binary cache what earlier pins and killed
+// builds left (binaries.Prune): CI runs it, as its machines may keep their
+// caches from run to run.
 //
-//	go run ./scripts/tools [NAME...]
+//	go run ./scripts/tools [-prune] [NAME...]
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
@@ -17,8 +21,10 @@ import (
 )
 
 func main() {
+	prune := flag.Bool("prune", false, "first remove the cached binaries of earlier pins and what killed builds left")
+	flag.Parse()
 	want := map[string]bool{}
-	for _, a := range os.Args[1:] {
+	for _, a := range flag.Args() {
 		want[a] = true
 	}
 	var unknown []string
@@ -38,6 +44,16 @@ func main() {
 		}
 		fmt.Fprintln(os.Stderr)
 		os.Exit(2)
+	}
+	if *prune {
+		removed, err := binaries.Prune(binaries.CacheDir(), binaries.All())
+		for _, r := range removed {
+			fmt.Printf("pruned\t%s\n", r)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "prune the binary cache:", err)
+			os.Exit(1)
+		}
 	}
 	var tools []binaries.Tool
 	for _, t := range binaries.All() {

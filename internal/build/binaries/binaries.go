@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -315,4 +316,89 @@ func (t Tool) stage(ctx context.Context, dir, dst string) error {
 		}
 	}
 	return nil
+}
+
+// Prune removes from the binary cache dir what the tools no longer use:
+// binaries of a tool built from another content of its tool module (an
+// earlier pin) with their locks, and what a build killed midway left (a
+// .tmp- binary or .src- directory of a process that no longer runs). It
+// removes nothing else: a file whose name is not one of tools' names with
+// a key, and the current binaries, are kept. It returns what it removed.
+// A machine that keeps its caches from run to run (CI) would otherwise
+// keep every earlier release's binaries.
+func Prune(dir string, tools []Tool) ([]string, error) {
+	toolsDir, err := ToolsDir()
+	if err != nil {
+		return nil, err
+	}
+	return prune(dir, toolsDir, tools)
+}
+
+func prune(dir, toolsDir string, tools []Tool) ([]string, error) {
+	current := map[string]string{}
+	for _, t := range tools {
+		k, err := t.Key(toolsDir)
+		if err != nil {
+			return nil, err
+		}
+		current[t.Name] = t.Name + "-" + k
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		tool, bin, rest := cachedName(e.Name(), current)
+		if tool == "" {
+			continue
+		}
+		keep := bin == current[tool] && (rest == "" || rest == ".lock")
+		if pid, ok := strings.CutPrefix(rest, ".tmp-"); ok {
+			keep = processRuns(pid)
+		}
+		if pid, ok := strings.CutPrefix(rest, ".src-"); ok {
+			keep = processRuns(pid)
+		}
+		if keep {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return removed, err
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
+}
+
+// cachedName splits a cache entry's name into the tool and binary it
+// belongs to (<tool name>-<16 hex digits of a key>) and what follows ("",
+// ".lock", ".tmp-<pid>", ".src-<pid>"); tool is "" for a name no tool of
+// current makes.
+func cachedName(name string, current map[string]string) (tool, bin, rest string) {
+	for t := range current {
+		k, ok := strings.CutPrefix(name, t+"-")
+		if !ok || len(k) < 16 || strings.Trim(k[:16], "0123456789abcdef") != "" {
+			continue
+		}
+		rest = k[16:]
+		if rest != "" && rest != ".lock" && !strings.HasPrefix(rest, ".tmp-") && !strings.HasPrefix(rest, ".src-") {
+			continue
+		}
+		return t, t + "-" + k[:16], rest
+	}
+	return "", "", ""
+}
+
+// processRuns reports whether the process pid runs on this machine.
+func processRuns(pid string) bool {
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return false
+	}
+	err = syscall.Kill(n, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

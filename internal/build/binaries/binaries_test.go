@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/mod/modfile"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
@@ -281,5 +284,101 @@ func TestBuildAll(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrune: what an earlier pin or a killed build left is removed; the
+// current binaries, a live build's files and anything that is not a
+// tool's are kept.
+func TestPrune(t *testing.T) {
+	toolsDir := t.TempDir()
+	for _, m := range []string{"m", "n"} {
+		if err := os.MkdirAll(filepath.Join(toolsDir, m), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(toolsDir, m, "go.mod"), []byte("module "+m+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "x-y" starts with another tool's name and a dash: its entries are
+	// its own, never x's.
+	x := Tool{Name: "x", Module: "m", Package: "m"}
+	xy := Tool{Name: "x-y", Module: "n", Package: "n"}
+	kx, err := x.Key(toolsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kxy, err := xy.Key(toolsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := exec.Command("true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead, live := strconv.Itoa(done.Process.Pid), strconv.Itoa(os.Getpid())
+	const old = "0123456789abcdef"
+	entries := map[string]struct {
+		reason string
+		dir    bool
+		kept   bool
+	}{
+		"x-" + kx:                   {reason: "the current binary", kept: true},
+		"x-" + kx + ".lock":         {reason: "its lock", kept: true},
+		"x-y-" + kxy:                {reason: "the current binary of a tool whose name extends another's", kept: true},
+		"x-" + old:                  {reason: "a binary of an earlier pin"},
+		"x-" + old + ".lock":        {reason: "its lock"},
+		"x-y-" + old:                {reason: "an earlier pin of the longer name"},
+		"x-" + kx + ".tmp-" + dead:  {reason: "a killed build's binary"},
+		"x-" + kx + ".src-" + dead:  {reason: "a killed build's staged module", dir: true},
+		"x-" + kx + ".tmp-" + live:  {reason: "a build that still runs", kept: true},
+		"x-" + old + ".src-" + live: {reason: "a build of an earlier pin that still runs", dir: true, kept: true},
+		"z-" + old:                  {reason: "not a tool's", kept: true},
+		"x-notakey":                 {reason: "no key", kept: true},
+		"x-" + old + ".bak":         {reason: "not a name the cache makes", kept: true},
+	}
+	cache := t.TempDir()
+	var wantRemoved, wantLeft []string
+	for name, e := range entries {
+		p := filepath.Join(cache, name)
+		if e.dir {
+			if err := os.MkdirAll(filepath.Join(p, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(p, []byte(e.reason), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if e.kept {
+			wantLeft = append(wantLeft, name)
+		} else {
+			wantRemoved = append(wantRemoved, name)
+		}
+	}
+	removed, err := prune(cache, toolsDir, []Tool{x, xy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	des, err := os.ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range des {
+		left = append(left, d.Name())
+	}
+	slices.Sort(removed)
+	slices.Sort(wantRemoved)
+	slices.Sort(wantLeft)
+	if diff := cmp.Diff(wantRemoved, removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantLeft, left); diff != "" {
+		t.Errorf("left in the cache (-want +got):\n%s", diff)
+	}
+	if again, err := prune(cache, toolsDir, []Tool{x, xy}); err != nil || len(again) > 0 {
+		t.Errorf("a second prune removed %v (%v), want nothing", again, err)
+	}
+	if removed, err := prune(filepath.Join(cache, "absent"), toolsDir, []Tool{x}); err != nil || len(removed) > 0 {
+		t.Errorf("pruning a cache that does not exist: %v, %v", removed, err)
 	}
 }
