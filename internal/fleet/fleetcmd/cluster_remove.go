@@ -108,10 +108,11 @@ func (a *app) clusterRemove(ctx context.Context, name string, dryRun bool) error
 // orphaned, else it is deleted.
 func awsDeletion(o *unstructured.Unstructured) (string, bool) {
 	gv := o.GroupVersionKind()
-	if !awsgroups.Managed(gv.Group) {
+	svc, _, ok := awsgroups.Service(gv.Group)
+	if !ok {
 		return "", false
 	}
-	desc := fmt.Sprintf("%s.%s %s", gv.Kind, strings.Split(gv.Group, ".")[0], o.GetName())
+	desc := fmt.Sprintf("%s.%s %s", gv.Kind, svc, o.GetName())
 	mp, found, _ := unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies")
 	if found && len(mp) == 0 {
 		return "", false
