@@ -189,11 +189,14 @@ func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 				missing = append(missing, "flux-system/"+name+" does not exist")
 			}
 		}
+		// One time for the whole poll: Kustomizations first seen Ready in
+		// the same poll are Ready at the same time, whatever the map order.
+		polled := time.Now()
 		for key, o := range ks {
 			st, reason, msg := condition(o, "Ready")
 			if st == "True" {
 				if readyAt[key].IsZero() {
-					readyAt[key] = time.Now()
+					readyAt[key] = polled
 				}
 				continue
 			}
