@@ -17,7 +17,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 

@@ -23,8 +23,8 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/engineconfig"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engineconfig"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/engineconfig"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engineconfig"
 )
 
 func engineValues(t *testing.T, project *workspace.Project, stackFile string) (Values, error) {

@@ -28,7 +28,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 )
 
 // TestStandInAuthorizesEveryCall runs what the function composes for the

@@ -17,7 +17,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 )
 
 const roleARN = "arn:aws:iam::111122223333:role/mgmt-flux"

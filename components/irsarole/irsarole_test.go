@@ -10,7 +10,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 )
 
 const (

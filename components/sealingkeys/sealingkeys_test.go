@@ -12,7 +12,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/mocks"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 )
 
 const account = "111122223333"

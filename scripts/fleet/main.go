@@ -30,7 +30,9 @@ func main() {
 	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	stopProfile := startProfiles()
-	code := fleetcmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	deps := fleetcmd.DefaultDeps()
+	deps.Sandbox = localSandbox{}
+	code := fleetcmd.RunWithDeps(ctx, os.Args[1:], os.Stdout, os.Stderr, deps)
 	stopProfile()
 	stop()
 	os.Exit(code)

@@ -22,14 +22,14 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/sealing"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // stepsReady reports which of the spoke's bootstrap steps up to and
 // including last are Ready on the hub, and fails on one Ready before
 // the step it depends on.
-func stepsReady(ctx context.Context, h *e2e.Hub, spoke, last string) (bool, string, error) {
+func stepsReady(ctx context.Context, h *site.Hub, spoke, last string) (bool, string, error) {
 	var lines []string
 	var prevAt time.Time
 	all := true
@@ -69,7 +69,7 @@ type stepClock struct {
 
 // startStepClock looks at the steps every quarter second until ctx ends or
 // every step has been seen Ready.
-func startStepClock(ctx context.Context, h *e2e.Hub) *stepClock {
+func startStepClock(ctx context.Context, h *site.Hub) *stepClock {
 	c := &stepClock{at: map[string]time.Time{}}
 	go func() {
 		for ctx.Err() == nil {
@@ -115,7 +115,7 @@ func (c *stepClock) first(part string) (time.Time, bool) {
 // since lists when each step was first Ready, counted from the moment the
 // stand-in account reported the EKS cluster eksName ACTIVE (when the
 // function composes the bootstrap).
-func (c *stepClock) since(t *testing.T, h *e2e.Hub, eksName string) string {
+func (c *stepClock) since(t *testing.T, h *site.Hub, eksName string) string {
 	t.Helper()
 	found := h.Account.Find("eks.aws.upbound.io/Cluster", func(r aws.Resource) bool { return r.Name == eksName })
 	if len(found) != 1 {
@@ -138,10 +138,10 @@ func isTrue(status, _ string) bool { return status == "True" }
 // waitCondition waits until condition typ of the object name (gvr, in
 // namespace ns) on cluster c satisfies ok, and returns the last state seen
 // ("<name> <typ>=<status> <reason>: <message>", or the read error).
-func waitCondition(ctx context.Context, c *e2e.Cluster, gvr schema.GroupVersionResource, ns, name, typ string, timeout time.Duration,
+func waitCondition(ctx context.Context, c *site.Cluster, gvr schema.GroupVersionResource, ns, name, typ string, timeout time.Duration,
 	ok func(status, reason string) bool) (string, error) {
 	var last string
-	err := e2e.Poll(ctx, timeout, func() (bool, error) {
+	err := site.Poll(ctx, timeout, func() (bool, error) {
 		o, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
@@ -168,7 +168,7 @@ func readyTransition(o *unstructured.Unstructured) time.Time {
 }
 
 // spokeBootstrap follows the hub's bootstrap of the example spoke onto the
-// cluster that plays its EKS cluster (e2e.EKS), on the real Flux, External
+// cluster that plays its EKS cluster (site.EKS), on the real Flux, External
 // Secrets and Sealed Secrets:
 //   - the hub-side and remote steps up to flux become Ready in their
 //     dependsOn order; the spoke's External Secrets reads the sealing key
@@ -181,12 +181,12 @@ func readyTransition(o *unstructured.Unstructured) time.Time {
 //     environment's certificate, is unsealed on the spoke, the claim's
 //     DeployKeyReady turns True, and the spoke's own GitRepository fetches
 //     the repository with it.
-func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
+func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 	ctx := context.Background()
 	eks := playedSpoke(t, h)
 	start := time.Now()
 	var state string
-	err := e2e.Poll(ctx, 8*time.Minute, func() (bool, error) {
+	err := site.Poll(ctx, 8*time.Minute, func() (bool, error) {
 		ok, s, err := stepsReady(ctx, h, claimName, "flux")
 		state = s
 		return ok, err
@@ -306,7 +306,7 @@ func spokeBootstrap(t *testing.T, h *e2e.Hub, clock *stepClock) {
 	// AWS reports the table.
 	tables := h.Account.Find(tableKind, func(r aws.Resource) bool { return r.Name == reads["TABLE_NAME"] })
 	var kept, found bool
-	err = e2e.Poll(ctx, 30*time.Second, func() (bool, error) {
+	err = site.Poll(ctx, 30*time.Second, func() (bool, error) {
 		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -333,7 +333,7 @@ func names(rs []aws.Resource) []string {
 
 // fluxState lists a cluster's Kustomizations and HelmReleases with their
 // Ready condition.
-func fluxState(ctx context.Context, c *e2e.Cluster) string {
+func fluxState(ctx context.Context, c *site.Cluster) string {
 	var lines []string
 	for _, gvr := range []schema.GroupVersionResource{kustomizations, helmReleases} {
 		l, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
@@ -351,7 +351,7 @@ func fluxState(ctx context.Context, c *e2e.Cluster) string {
 
 // commitResealedKey writes the example spoke's resealed deploy key
 // (writeResealedKey), commits it and asks the hub to look at once.
-func commitResealedKey(t *testing.T, h *e2e.Hub) *deploykey.Key {
+func commitResealedKey(t *testing.T, h *site.Hub) *deploykey.Key {
 	t.Helper()
 	key := writeResealedKey(t, h)
 	if err := h.Repo.Commit(claimName + ": deploy key sealed for this environment"); err != nil {
@@ -365,7 +365,7 @@ func commitResealedKey(t *testing.T, h *e2e.Hub) *deploykey.Key {
 // cluster add` does, with this environment's certificate and the Git
 // server's host keys, lets the Git server accept it and writes it to the
 // Git work tree.
-func writeResealedKey(t *testing.T, h *e2e.Hub) *deploykey.Key {
+func writeResealedKey(t *testing.T, h *site.Hub) *deploykey.Key {
 	t.Helper()
 	sealed, key := sealDeployKey(t, h)
 	if err := h.Git.Authorize(key.Public); err != nil {
@@ -381,7 +381,7 @@ func writeResealedKey(t *testing.T, h *e2e.Hub) *deploykey.Key {
 // sealDeployKey makes the example spoke's deploy-key file as `fleet cluster
 // add` writes it, sealed with the certificate of the sealing key the
 // program put in Secrets Manager, and returns it with the key.
-func sealDeployKey(t *testing.T, h *e2e.Hub) ([]byte, *deploykey.Key) {
+func sealDeployKey(t *testing.T, h *site.Hub) ([]byte, *deploykey.Key) {
 	t.Helper()
 	pub, err := sealing.ParseCert([]byte(sealingDocument(t, h)[sealingkey.CertProperty]))
 	if err != nil {
@@ -401,7 +401,7 @@ func sealDeployKey(t *testing.T, h *e2e.Hub) ([]byte, *deploykey.Key) {
 // playedSpoke is the EKS cluster the suite plays for the example claim:
 // it fails the test when there is none, and logs the cluster's processes
 // when the test fails.
-func playedSpoke(t *testing.T, h *e2e.Hub) *e2e.EKS {
+func playedSpoke(t *testing.T, h *site.Hub) *site.EKS {
 	t.Helper()
 	eks := h.EKS[claimName]
 	if eks == nil {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // BenchmarkHubCapacity measures what a hub pays per spoke on the real
@@ -95,7 +95,7 @@ func benchClaim(i int) string { return fmt.Sprintf("bench-%03d", i) }
 // addBenchClaims commits claims from..to-1, copies of the example claim
 // each with its own VPC CIDR, listed as `fleet cluster add` lists them, in
 // one commit, and asks the hub to fetch it.
-func addBenchClaims(b *testing.B, h *e2e.Hub, from, to int) {
+func addBenchClaims(b *testing.B, h *site.Hub, from, to int) {
 	b.Helper()
 	if from >= to {
 		return
@@ -113,9 +113,9 @@ func addBenchClaims(b *testing.B, h *e2e.Hub, from, to int) {
 // claimComposedOf reads every composed resource, four times a second), for
 // every step of the first n claims' bootstrap to be composed: the function
 // composes it once AWS reports the cluster's issuer, the last stage.
-func benchStepsComposed(ctx context.Context, h *e2e.Hub, n int, timeout time.Duration) error {
+func benchStepsComposed(ctx context.Context, h *site.Hub, n int, timeout time.Duration) error {
 	var missing []string
-	err := e2e.Poll(ctx, timeout, func() (bool, error) {
+	err := site.Poll(ctx, timeout, func() (bool, error) {
 		time.Sleep(10 * time.Second)
 		l, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -161,7 +161,7 @@ type scrape struct {
 	etcdBytes     float64
 }
 
-func takeScrape(b *testing.B, h *e2e.Hub) scrape {
+func takeScrape(b *testing.B, h *site.Hub) scrape {
 	b.Helper()
 	ctx := context.Background()
 	api, err := h.Cluster.APIServerMetrics(ctx)
@@ -211,7 +211,7 @@ func takeScrape(b *testing.B, h *e2e.Hub) scrape {
 		}
 	}
 	for name, pids := range procs {
-		d, err := e2e.TreeCPU(pids...)
+		d, err := site.TreeCPU(pids...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func diffCPU(a, b map[string]time.Duration) map[string]time.Duration {
 
 // measureCapacity measures the hub over window at rest, then over
 // commitWindow from a commit that touches no claim.
-func measureCapacity(b *testing.B, h *e2e.Hub, n int, window, commitWindow time.Duration) *capacity {
+func measureCapacity(b *testing.B, h *site.Hub, n int, window, commitWindow time.Duration) *capacity {
 	b.Helper()
 	s0 := takeScrape(b, h)
 	t0 := time.Now()

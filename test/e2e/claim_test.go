@@ -17,8 +17,8 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 const (
@@ -54,13 +54,13 @@ type composed struct {
 
 // composedResources reads the claim's composite and every resource it
 // composed.
-func composedResources(ctx context.Context, h *e2e.Hub) (claim *unstructured.Unstructured, out []composed, err error) {
+func composedResources(ctx context.Context, h *site.Hub) (claim *unstructured.Unstructured, out []composed, err error) {
 	return composedResourcesOf(ctx, h, claimName)
 }
 
 // composedResourcesOf reads the composite of the claim name and every
 // resource it composed.
-func composedResourcesOf(ctx context.Context, h *e2e.Hub, name string) (claim *unstructured.Unstructured, out []composed, err error) {
+func composedResourcesOf(ctx context.Context, h *site.Hub, name string) (claim *unstructured.Unstructured, out []composed, err error) {
 	claim, err = h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, err
@@ -122,7 +122,7 @@ func composedResourcesOf(ctx context.Context, h *e2e.Hub, name string) (claim *u
 	return claim, out, nil
 }
 
-func resourceFor(h *e2e.Hub, gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+func resourceFor(h *site.Hub, gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
 	m, err := h.Cluster.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return schema.GroupVersionResource{}, err
@@ -141,14 +141,14 @@ func describeComposed(out []composed) string {
 
 // claimComposed waits for the example claim to be Synced with every
 // composed managed resource Synced and Ready; the error says what is not.
-func claimComposed(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
+func claimComposed(ctx context.Context, h *site.Hub, timeout time.Duration) error {
 	return claimComposedOf(ctx, h, claimName, timeout)
 }
 
 // claimComposedOf is claimComposed for the claim name.
-func claimComposedOf(ctx context.Context, h *e2e.Hub, name string, timeout time.Duration) error {
+func claimComposedOf(ctx context.Context, h *site.Hub, name string, timeout time.Duration) error {
 	var last string
-	err := e2e.Poll(ctx, timeout, func() (bool, error) {
+	err := site.Poll(ctx, timeout, func() (bool, error) {
 		claim, out, err := composedResourcesOf(ctx, h, name)
 		if err != nil {
 			last = err.Error()
@@ -201,7 +201,7 @@ func claimComposedOf(ctx context.Context, h *e2e.Hub, name string, timeout time.
 // spoke keeps syncing Git while the hub's API server is stopped (hubDown),
 // and the claim's deletion leaves nothing of the spoke in the account
 // (teardown).
-func claimComposes(t *testing.T, h *e2e.Hub) {
+func claimComposes(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	clockCtx, stopClock := context.WithCancel(ctx)
 	defer stopClock()
@@ -236,7 +236,7 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 		start := time.Now()
 		commit(t, h, "natMode: single", "natMode: per-az", "apps-staging: a NAT gateway per zone")
 		var state string
-		err := e2e.Poll(ctx, 6*time.Minute, func() (bool, error) {
+		err := site.Poll(ctx, 6*time.Minute, func() (bool, error) {
 			var ok bool
 			ok, state = privateRoutesPerZone(h.Account)
 			return ok, nil
@@ -257,7 +257,7 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 		start := time.Now()
 		commit(t, h, "      - m6i.large\n    min:", "      - m7i.large\n    min:", "apps-staging: m7i nodes")
 		var last string
-		err := e2e.Poll(ctx, 6*time.Minute, func() (bool, error) {
+		err := site.Poll(ctx, 6*time.Minute, func() (bool, error) {
 			claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
@@ -293,7 +293,7 @@ func claimComposes(t *testing.T, h *e2e.Hub) {
 // would make it again while the cluster logs): Crossplane's webhook,
 // reached by the API server as on a real cluster, must refuse the deletion
 // and leave the log group in the account.
-func usageProtects(t *testing.T, h *e2e.Hub) {
+func usageProtects(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	groups := schema.GroupVersionResource{Group: "cloudwatchlogs.aws.upbound.io", Version: "v1beta1", Resource: "groups"}
 	name := claimName + "-logs"
@@ -319,7 +319,7 @@ func usageProtects(t *testing.T, h *e2e.Hub) {
 
 // commit edits the claim in the Git work tree, commits, and asks Flux to
 // fetch and apply at once (as a webhook receiver would).
-func commit(t *testing.T, h *e2e.Hub, old, new, message string) {
+func commit(t *testing.T, h *site.Hub, old, new, message string) {
 	t.Helper()
 	if err := h.Repo.Edit(claimFile, old, new); err != nil {
 		t.Fatal(err)
@@ -374,7 +374,7 @@ func privateRoutesPerZone(acct *aws.Ledger) (bool, string) {
 // status change wakes it) with the issuer missing. Nothing composed is
 // deleted, in Kubernetes or in the account, and once the provider is back
 // the issuer returns.
-func statusLoss(t *testing.T, h *e2e.Hub) {
+func statusLoss(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	const kind = "eks.aws.upbound.io/Cluster"
 	_, before, err := composedResources(ctx, h)
@@ -422,7 +422,7 @@ func statusLoss(t *testing.T, h *e2e.Hub) {
 		time.Sleep(3 * time.Second)
 	}
 	h.AWS.Hold(kind, false)
-	if err := e2e.Poll(ctx, 2*time.Minute, func() (bool, error) {
+	if err := site.Poll(ctx, 2*time.Minute, func() (bool, error) {
 		u, err := h.Cluster.Dynamic.Resource(gvr).Get(ctx, cluster.name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -455,7 +455,7 @@ func lostResources(before, now []composed) []string {
 // and the change lands on a later reconcile; then it refuses every call
 // and the claim says so, naming the node group and AWS's error, until the
 // fault clears and the change lands.
-func awsFaults(t *testing.T, h *e2e.Hub) {
+func awsFaults(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	const kind = "eks.aws.upbound.io/NodeGroup"
 	maxSize := func() string {
@@ -478,7 +478,7 @@ func awsFaults(t *testing.T, h *e2e.Hub) {
 	start := time.Now()
 	h.AWS.Fail(kind, 2, "operation error EKS: UpdateNodegroupConfig, https response error StatusCode: 503, api error ServiceUnavailableException: Service Unavailable")
 	commit(t, h, "    max: 5\n", "    max: 6\n", "apps-staging: up to 6 nodes")
-	if err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) { return maxSize() == "6", nil }); err != nil {
+	if err := site.Poll(ctx, 4*time.Minute, func() (bool, error) { return maxSize() == "6", nil }); err != nil {
 		t.Fatalf("after a transient AWS error the node group's max is %s, want 6", maxSize())
 	}
 	if n := h.AWS.Pending(kind); n != 0 {
@@ -491,7 +491,7 @@ func awsFaults(t *testing.T, h *e2e.Hub) {
 	h.AWS.Fail(kind, -1, "operation error EKS: UpdateNodegroupConfig, https response error StatusCode: 403, "+denied)
 	commit(t, h, "    max: 6\n", "    max: 7\n", "apps-staging: up to 7 nodes")
 	var msg string
-	err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err := site.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		var st string
 		st, msg = synced()
 		return st == "False" && strings.Contains(msg, "node-group (NodeGroup apps-staging-nodes)") && strings.Contains(msg, denied), nil
@@ -506,7 +506,7 @@ func awsFaults(t *testing.T, h *e2e.Hub) {
 	t.Logf("commit to AWS's refusal on the claim: %s", time.Since(start).Round(time.Second))
 	start = time.Now()
 	// The change lands once AWS takes it again, and the claim says so.
-	if err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	if err := site.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		st, _ := synced()
 		return maxSize() == "7" && st == "True", nil
 	}); err != nil {
@@ -521,11 +521,11 @@ func awsFaults(t *testing.T, h *e2e.Hub) {
 // composition that flaps (a field written differently on each reconcile)
 // would rewrite them at every composite reconcile, which is what
 // Crossplane's XR circuit breaker protects a hub from; the suite runs with
-// a larger burst (e2e.CircuitBreakerBurst), so it checks this itself. The
+// a larger burst (site.CircuitBreakerBurst), so it checks this itself. The
 // bootstrap's Kustomizations and Usages are compared by what is written to
 // them outside their status (Flux and Crossplane write their status as the
 // bootstrap runs).
-func atRest(t *testing.T, h *e2e.Hub) {
+func atRest(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	versionsNow := func() map[string]string {
 		_, out, err := composedResources(ctx, h)
@@ -590,7 +590,7 @@ func atRest(t *testing.T, h *e2e.Hub) {
 // and AWS refuses no step (a node group ahead of its control plane, or an
 // add-on version not offered for the cluster's version, is refused as EKS
 // refuses it).
-func upgrade(t *testing.T, h *e2e.Hub) {
+func upgrade(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	// The example claim runs the default version; the next accepted one.
 	from := versions.DefaultKubernetes
@@ -620,7 +620,7 @@ func upgrade(t *testing.T, h *e2e.Hub) {
 	start := time.Now()
 	commit(t, h, fmt.Sprintf("kubernetesVersion: %q", from), fmt.Sprintf("kubernetesVersion: %q", to), "apps-staging: Kubernetes "+to)
 	var c, n, p string
-	if err := e2e.Poll(ctx, 5*time.Minute, func() (bool, error) {
+	if err := site.Poll(ctx, 5*time.Minute, func() (bool, error) {
 		c, n, p = state()
 		return c == to && n == to && p == kubeProxy, nil
 	}); err != nil {
@@ -653,7 +653,7 @@ func upgrade(t *testing.T, h *e2e.Hub) {
 
 // requestReconcile asks the hub's Flux to fetch the repository and apply
 // workload-clusters now.
-func requestReconcile(t testing.TB, h *e2e.Hub) {
+func requestReconcile(t testing.TB, h *site.Hub) {
 	t.Helper()
 	requestFluxReconcile(t, h.Cluster, fluxObject{gitRepositories, "flux-system"}, fluxObject{kustomizations, "workload-clusters"})
 }
@@ -666,7 +666,7 @@ type fluxObject struct {
 
 // requestFluxReconcile asks Flux on c to reconcile objs now, as `flux
 // reconcile` does (the reconcile.fluxcd.io/requestedAt annotation).
-func requestFluxReconcile(t testing.TB, c *e2e.Cluster, objs ...fluxObject) {
+func requestFluxReconcile(t testing.TB, c *site.Cluster, objs ...fluxObject) {
 	t.Helper()
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
 	for _, o := range objs {

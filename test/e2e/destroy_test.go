@@ -23,8 +23,8 @@ import (
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/engine"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engine"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 var (
@@ -34,7 +34,7 @@ var (
 
 // breakGlass runs what `fleet cluster break-glass <spoke>` prints, as its
 // help says (`| sh`), with kubectl against the hub.
-func breakGlass(t *testing.T, h *e2e.Hub, spoke string) {
+func breakGlass(t *testing.T, h *site.Hub, spoke string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if code := fleetcmd.Run(context.Background(), []string{"cluster", "break-glass", spoke}, &out, &errOut); code != 0 {
@@ -69,7 +69,7 @@ func breakGlass(t *testing.T, h *e2e.Hub, spoke string) {
 
 // rootKustomization is the root Kustomization the program creates (the
 // one Kustomization among its objects).
-func rootKustomization(t *testing.T, h *e2e.Hub) *unstructured.Unstructured {
+func rootKustomization(t *testing.T, h *site.Hub) *unstructured.Unstructured {
 	t.Helper()
 	var out *unstructured.Unstructured
 	for _, o := range h.Bootstrap.Objects {
@@ -88,7 +88,7 @@ func rootKustomization(t *testing.T, h *e2e.Hub) *unstructured.Unstructured {
 
 // hubReleases are the HelmReleases on the hub that are not a spoke's
 // (a spoke's bootstrap releases start with the claim's name).
-func hubReleases(ctx context.Context, t *testing.T, h *e2e.Hub, spokes []string) []string {
+func hubReleases(ctx context.Context, t *testing.T, h *site.Hub, spokes []string) []string {
 	t.Helper()
 	l, err := h.Cluster.Dynamic.Resource(helmReleases).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -128,7 +128,7 @@ next:
 // `| sh`, with kubectl), its pruning steps must go without the spoke, and
 // none of its hub-side steps may then wait out its timeout for an
 // uninstall that cannot happen.
-func destroy(t *testing.T, h *e2e.Hub, glass string) {
+func destroy(t *testing.T, h *site.Hub, glass string) {
 	ctx := context.Background()
 	l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -229,7 +229,7 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 	var rootGone time.Time
 	var claimsLeft []string
 	broken := false
-	err = e2e.Poll(ctx, 20*time.Minute, func() (bool, error) {
+	err = site.Poll(ctx, 20*time.Minute, func() (bool, error) {
 		l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
@@ -370,7 +370,7 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 			t.Errorf("pulumi destroy: %s, want deletes only", st)
 		}
 	}
-	leftOnHub, err := e2e.Left(ctx, h.Cluster, slices.Concat(h.Bootstrap.Objects, fluxCRDs(h)))
+	leftOnHub, err := site.Left(ctx, h.Cluster, slices.Concat(h.Bootstrap.Objects, fluxCRDs(h)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func destroy(t *testing.T, h *e2e.Hub, glass string) {
 
 // spokeObjectsLeft lists the HelmReleases and HelmCharts of spokes left on
 // the hub.
-func spokeObjectsLeft(ctx context.Context, h *e2e.Hub, spokes []string) []string {
+func spokeObjectsLeft(ctx context.Context, h *site.Hub, spokes []string) []string {
 	var out []string
 	for _, gvr := range []schema.GroupVersionResource{helmReleases, helmCharts} {
 		l, err := h.Cluster.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
@@ -434,7 +434,7 @@ func spokeObjectsLeft(ctx context.Context, h *e2e.Hub, spokes []string) []string
 const destroyRest = 5 * time.Minute
 
 // fluxCRDs are Flux's CRDs the operator stand-in installed.
-func fluxCRDs(h *e2e.Hub) []*unstructured.Unstructured {
+func fluxCRDs(h *site.Hub) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, o := range h.FluxObjects() {
 		if o.GetKind() == "CustomResourceDefinition" {
@@ -472,14 +472,14 @@ func inventorySize(o *unstructured.Unstructured) int {
 // (compose.BreakGlassParts) Ready with what they applied there, and
 // payment-app Ready on the spoke with its AWS resources made by the
 // spoke's own Crossplane.
-func spokeWorkloadsRun(t *testing.T, h *e2e.Hub) {
+func spokeWorkloadsRun(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	eks := playedSpoke(t, h)
 	start := time.Now()
 	for _, part := range compose.BreakGlassParts() {
 		name := compose.BootstrapName(claimName, part)
 		var state string
-		err := e2e.Poll(ctx, 10*time.Minute, func() (bool, error) {
+		err := site.Poll(ctx, 10*time.Minute, func() (bool, error) {
 			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				state = err.Error()
@@ -504,7 +504,7 @@ func spokeWorkloadsRun(t *testing.T, h *e2e.Hub) {
 
 // kustomizationList is every Kustomization on the hub with its Ready
 // condition and whether it is being deleted.
-func kustomizationList(ctx context.Context, h *e2e.Hub) string {
+func kustomizationList(ctx context.Context, h *site.Hub) string {
 	l, err := h.Cluster.Dynamic.Resource(kustomizations).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err.Error()

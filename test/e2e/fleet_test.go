@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // TestHubAddsAndDestroysSpokes runs a second hub, on its own network, as
@@ -26,9 +26,9 @@ func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	start := time.Now()
 	// The first `pulumi up` is killed while it waits for the FluxInstance;
 	// after `pulumi cancel` the next one must bring the hub up.
-	h := startHubWith(t, e2e.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), Edit: withoutExampleClaim, KillFirstUp: true,
-		EKS: []e2e.EKSOptions{{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20")}}})
-	t.Logf("pulumi up killed %s into the FluxInstance's create: %v", e2e.KillAfter, h.KilledUp.Steps)
+	h := startHubWith(t, site.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), Edit: withoutExampleClaim, KillFirstUp: true,
+		EKS: []site.EKSOptions{{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20")}}})
+	t.Logf("pulumi up killed %s into the FluxInstance's create: %v", site.KillAfter, h.KilledUp.Steps)
 	t.Logf("pulumi up after pulumi cancel: %v", h.FirstUp.Steps)
 	if !h.FirstUp.Changed() {
 		t.Fatal("the pulumi up after the kill changed nothing: the killed one was not stopped midway")

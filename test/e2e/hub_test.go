@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 func init() {
@@ -47,14 +47,14 @@ func condition(o *unstructured.Unstructured, typ string) (status, reason, messag
 	return "", "", ""
 }
 
-func startHub(t testing.TB, network string, prefix string, edit func(work string) error, eks ...e2e.EKSOptions) *e2e.Hub {
+func startHub(t testing.TB, network string, prefix string, edit func(work string) error, eks ...site.EKSOptions) *site.Hub {
 	t.Helper()
-	return startHubWith(t, e2e.HubOptions{Network: network, Prefix: netip.MustParsePrefix(prefix), Edit: edit, EKS: eks})
+	return startHubWith(t, site.HubOptions{Network: network, Prefix: netip.MustParsePrefix(prefix), Edit: edit, EKS: eks})
 }
 
 // startHubWith starts a hub with opts, its directory and repository set
 // here.
-func startHubWith(t testing.TB, opts e2e.HubOptions) *e2e.Hub {
+func startHubWith(t testing.TB, opts site.HubOptions) *site.Hub {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -62,7 +62,7 @@ func startHubWith(t testing.TB, opts e2e.HubOptions) *e2e.Hub {
 	}
 	dir := t.TempDir()
 	opts.Dir, opts.RepoRoot = dir, root
-	h, err := e2e.StartHub(context.Background(), opts)
+	h, err := site.StartHub(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func startHubWith(t testing.TB, opts e2e.HubOptions) *e2e.Hub {
 
 // kustomizationStates lists every Kustomization on the cluster with its
 // Ready condition.
-func kustomizationStates(ctx context.Context, h *e2e.Hub) (map[string]*unstructured.Unstructured, string, error) {
+func kustomizationStates(ctx context.Context, h *site.Hub) (map[string]*unstructured.Unstructured, string, error) {
 	l, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, "", err
@@ -136,7 +136,7 @@ func hubKustomizations() ([]string, error) {
 // as a dependency, named by Crossplane) and the three Functions.
 func hubPackages() ([]string, error) {
 	out := []string{"Function/function-patch-and-transform", "Function/function-auto-ready", "Function/function-workload-cluster"}
-	services, err := e2e.ProviderServices("../../manifests/gitops-system/infrastructure")
+	services, err := site.ProviderServices("../../manifests/gitops-system/infrastructure")
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func hubPackages() ([]string, error) {
 // package the tree names to be Installed and Healthy, then checks that
 // none became Ready before what its dependsOn names. The error names each
 // Kustomization that is not Ready with its reason and message.
-func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
+func hubSynced(ctx context.Context, h *site.Hub, timeout time.Duration) error {
 	names, err := hubKustomizations()
 	if err != nil {
 		return err
@@ -168,7 +168,7 @@ func hubSynced(ctx context.Context, h *e2e.Hub, timeout time.Duration) error {
 	readyAt := map[string]time.Time{}
 	var ks map[string]*unstructured.Unstructured
 	var missing []string
-	err = e2e.Poll(ctx, timeout, func() (bool, error) {
+	err = site.Poll(ctx, timeout, func() (bool, error) {
 		if err := h.Exited(); err != nil {
 			return false, err
 		}
@@ -262,7 +262,7 @@ func TestHubSyncsTheTree(t *testing.T) {
 	start := time.Now()
 	// The example spoke's EKS cluster is played by a second local cluster
 	// on the hub's network, its pods in the prefix's third /20.
-	h := startHub(t, "e2ehub", "10.200.0.0/16", nil, e2e.EKSOptions{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.200.32.1/20")})
+	h := startHub(t, "e2ehub", "10.200.0.0/16", nil, site.EKSOptions{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.200.32.1/20")})
 	t.Logf("hub and Flux up in %s", time.Since(start))
 	if err := hubSynced(ctx, h, 8*time.Minute); err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestHubSyncsTheTree(t *testing.T) {
 
 // installedPackages are the Crossplane packages (Kind/name) whose
 // Installed and Healthy conditions are True.
-func installedPackages(ctx context.Context, h *e2e.Hub) (map[string]bool, error) {
+func installedPackages(ctx context.Context, h *site.Hub) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, r := range []string{"providers", "functions"} {
 		l, err := h.Cluster.Dynamic.Resource(schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: r}).List(ctx, metav1.ListOptions{})
@@ -301,7 +301,7 @@ func installedPackages(ctx context.Context, h *e2e.Hub) (map[string]bool, error)
 }
 
 // describe lists the Flux sources and releases with their Ready condition.
-func describe(ctx context.Context, h *e2e.Hub) string {
+func describe(ctx context.Context, h *site.Hub) string {
 	var lines []string
 	for _, gvr := range []schema.GroupVersionResource{
 		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"},

@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // appOverlay is the example app's staging overlay; its last line sets the
@@ -20,7 +20,7 @@ const appOverlay = "manifests/apps/payment-app/overlays/staging/kustomization.ya
 // Flux, hub or no hub (the README's promise). The spoke is asked to fetch
 // at once, as a webhook Receiver on it would. The hub's API server is
 // started again whatever happens, and must be ready again.
-func hubDown(t *testing.T, h *e2e.Hub) {
+func hubDown(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	eks := h.EKS[claimName]
 	api := h.Cluster.Proc("kube-apiserver")
@@ -29,7 +29,7 @@ func hubDown(t *testing.T, h *e2e.Hub) {
 		if err := api.Start(); err != nil {
 			t.Fatalf("restart the hub's API server: %v", err)
 		}
-		err := e2e.Poll(ctx, 90*time.Second, func() (bool, error) {
+		err := site.Poll(ctx, 90*time.Second, func() (bool, error) {
 			body, err := h.Cluster.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 			return err == nil && string(body) == "ok", nil
 		})
@@ -50,7 +50,7 @@ func hubDown(t *testing.T, h *e2e.Hub) {
 	start := time.Now()
 	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
 	var last string
-	err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err := site.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		dep, err := eks.Cluster.Kube.AppsV1().Deployments(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil

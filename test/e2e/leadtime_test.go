@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // AWS's create times the lead-time scenario plays, scaled down by
@@ -49,7 +49,7 @@ const nodeGroupTaint = "eksfleet.io/e2e-node-group-creating"
 // to the spoke's tools Ready (the sync step). EKS must refuse nothing on
 // the way, and no pod may be scheduled on the spoke before the node group
 // is ACTIVE.
-func leadTime(t *testing.T, h *e2e.Hub) {
+func leadTime(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	eks := playedSpoke(t, h)
 	for tf, d := range awsCreateTimes {
@@ -175,7 +175,7 @@ func leadTime(t *testing.T, h *e2e.Hub) {
 	// on the spoke (its own Crossplane, providers, load balancer
 	// controller).
 	var state string
-	err = e2e.Poll(ctx, 10*time.Minute, func() (bool, error) {
+	err = site.Poll(ctx, 10*time.Minute, func() (bool, error) {
 		ok, s, err := stepsReady(ctx, h, claimName, "sync")
 		state = s
 		return ok, err
@@ -184,7 +184,7 @@ func leadTime(t *testing.T, h *e2e.Hub) {
 		t.Fatalf("bootstrap steps up to sync: %v\n%s\nthe spoke:\n%s", err, state, fluxState(ctx, eks.Cluster))
 	}
 	var toolsReady time.Time
-	if err := e2e.Poll(ctx, 10*time.Second, func() (bool, error) {
+	if err := site.Poll(ctx, 10*time.Second, func() (bool, error) {
 		at, ok := clock.first("sync")
 		toolsReady = at
 		return ok, nil
@@ -199,7 +199,7 @@ func leadTime(t *testing.T, h *e2e.Hub) {
 // the EKS cluster eksName and reports it ACTIVE; the channel then gets the
 // time, or why the taint could not be taken off. It gives up, sending
 // nothing, when ctx ends.
-func holdNodes(ctx context.Context, t *testing.T, h *e2e.Hub, eks *e2e.EKS, eksName string) <-chan heldNodes {
+func holdNodes(ctx context.Context, t *testing.T, h *site.Hub, eks *site.EKS, eksName string) <-chan heldNodes {
 	t.Helper()
 	nodes, err := eks.Cluster.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -227,7 +227,7 @@ func holdNodes(ctx context.Context, t *testing.T, h *e2e.Hub, eks *e2e.EKS, eksN
 	out := make(chan heldNodes, 1)
 	go func() {
 		var readyAt time.Time
-		err := e2e.Poll(ctx, 15*time.Minute, func() (bool, error) {
+		err := site.Poll(ctx, 15*time.Minute, func() (bool, error) {
 			found := h.Account.Find("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
 			if len(found) == 1 {
 				readyAt = found[0].ReadyAt

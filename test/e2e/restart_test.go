@@ -14,13 +14,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // addClaim commits a copy of the example claim named name with its own
 // VPC CIDR, as a team's pull request adds one.
-func addClaim(t *testing.T, h *e2e.Hub, name, cidr string) {
+func addClaim(t *testing.T, h *site.Hub, name, cidr string) {
 	t.Helper()
 	writeClaim(t, h, name, cidr)
 	if err := h.Repo.Commit("add " + name); err != nil {
@@ -30,7 +30,7 @@ func addClaim(t *testing.T, h *e2e.Hub, name, cidr string) {
 
 // writeClaim writes a copy of the example claim named name with its own
 // VPC CIDR into h's work tree and lists it, uncommitted.
-func writeClaim(t testing.TB, h *e2e.Hub, name, cidr string) {
+func writeClaim(t testing.TB, h *site.Hub, name, cidr string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", claimFile))
 	if err != nil {
@@ -50,7 +50,7 @@ func writeClaim(t testing.TB, h *e2e.Hub, name, cidr string) {
 // listClaim lists the claim file name.yaml in the claims folder's
 // kustomization.yaml of h's work tree, with the editor `fleet cluster add`
 // uses (kustfile.Add).
-func listClaim(t testing.TB, h *e2e.Hub, name string) {
+func listClaim(t testing.TB, h *site.Hub, name string) {
 	t.Helper()
 	path := filepath.Join(h.Repo.Work, filepath.FromSlash(filepath.Dir(claimFile)), "kustomization.yaml")
 	b, err := os.ReadFile(path)
@@ -106,7 +106,7 @@ func kindsOf(acct *aws.Ledger, claim string) map[string]int {
 // missing) and EKS refusing nothing. The providers are the
 // stand-in's (their restart, and crossplane-runtime's external-create
 // bookkeeping across it, are not modelled).
-func restartMidCreate(t *testing.T, h *e2e.Hub, like string) {
+func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 	ctx := context.Background()
 	const name, createTakes = "restarted", 20 * time.Second
 	h.AWS.SetReadyAfter("aws_eks_cluster", createTakes)
@@ -121,7 +121,7 @@ func restartMidCreate(t *testing.T, h *e2e.Hub, like string) {
 
 	// Once AWS is creating the control plane, kill what composes it.
 	var creating time.Time
-	err := e2e.Poll(ctx, 3*time.Minute, func() (bool, error) {
+	err := site.Poll(ctx, 3*time.Minute, func() (bool, error) {
 		if c := kindsOf(h.Account, name)["eks.aws.upbound.io/Cluster"]; c > 0 {
 			creating = time.Now()
 			return true, nil

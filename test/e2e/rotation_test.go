@@ -17,7 +17,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/sealing"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
@@ -29,7 +29,7 @@ const rotatedKeyID = "key-e2e-rotated"
 
 // sealingDocument is the sealing keys' Secrets Manager document the
 // program wrote.
-func sealingDocument(t *testing.T, h *e2e.Hub) map[string]string {
+func sealingDocument(t *testing.T, h *site.Hub) map[string]string {
 	t.Helper()
 	for _, doc := range h.Bootstrap.Secrets {
 		var m map[string]string
@@ -63,7 +63,7 @@ func sealedFor(t *testing.T, cert, name, value string) *unstructured.Unstructure
 
 // controllerPIDs are the Sealed Secrets controller's process IDs on a
 // cluster's pods.
-func controllerPIDs(pods *e2e.PodRunner) []int {
+func controllerPIDs(pods *site.PodRunner) []int {
 	var out []int
 	for _, p := range pods.Procs(sealingkey.Namespace, sealingkey.ControllerName) {
 		out = append(out, p.PID())
@@ -76,11 +76,11 @@ func controllerPIDs(pods *e2e.PodRunner) []int {
 // and follows it to every running Sealed Secrets controller (N8): without a
 // restart, a secret sealed with the new certificate unseals on the hub and
 // on the spoke, and one sealed with the old certificate still does. The
-// program's update is run as the engine runs it (`e2e.Hub.Up`: the key
+// program's update is run as the engine runs it (`site.Hub.Up`: the key
 // pairs kept in state, the Secrets Manager document put, the changed
 // cluster-info applied); the rest is the real Flux, External Secrets and
 // Sealed Secrets on both clusters.
-func rotation(t *testing.T, h *e2e.Hub) {
+func rotation(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	spoke := h.EKS[claimName]
 	// keyName is a key Secret's name on the cluster, from the hub's name
@@ -88,8 +88,8 @@ func rotation(t *testing.T, h *e2e.Hub) {
 	// own.
 	clusters := []struct {
 		name    string
-		cluster *e2e.Cluster
-		pods    *e2e.PodRunner
+		cluster *site.Cluster
+		pods    *site.PodRunner
 		keyName func(string) string
 	}{
 		{"the hub", h.Cluster, h.Pods, func(n string) string { return n }},
@@ -146,7 +146,7 @@ func rotation(t *testing.T, h *e2e.Hub) {
 		previousSecret := c.keyName(sealingkey.PreviousSecretName(rotatedKeyID, oldID))
 		oldActive := c.keyName(sealingkey.ActiveSecretName(oldID))
 		var last string
-		err := e2e.Poll(ctx, 3*time.Minute, func() (bool, error) {
+		err := site.Poll(ctx, 3*time.Minute, func() (bool, error) {
 			active, err := c.cluster.Kube.CoreV1().Secrets(sealingkey.Namespace).Get(ctx, activeSecret, metav1.GetOptions{})
 			if err != nil {
 				last = err.Error()
@@ -193,7 +193,7 @@ func rotation(t *testing.T, h *e2e.Hub) {
 	for _, c := range clusters {
 		for _, s := range seals {
 			var last string
-			err := e2e.Poll(ctx, 2*time.Minute, func() (bool, error) {
+			err := site.Poll(ctx, 2*time.Minute, func() (bool, error) {
 				got, err := c.cluster.Kube.CoreV1().Secrets("default").Get(ctx, s.name, metav1.GetOptions{})
 				if err != nil {
 					last = err.Error()
@@ -220,7 +220,7 @@ func rotation(t *testing.T, h *e2e.Hub) {
 }
 
 // tail is the last n lines of each process's log.
-func tail(procs []*e2e.Proc, n int) []string {
+func tail(procs []*site.Proc, n int) []string {
 	var out []string
 	for _, p := range procs {
 		out = append(out, "--- "+p.Name+"\n"+p.Tail(n))

@@ -11,19 +11,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 func TestSmokeCluster(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	start := time.Now()
-	n, err := e2e.NewNetwork("e2esmoke", netip.MustParsePrefix("10.201.0.0/16"))
+	n, err := site.NewNetwork("e2esmoke", netip.MustParsePrefix("10.201.0.0/16"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	c, err := e2e.StartCluster(ctx, t.TempDir(), "hub", e2e.ClusterOptions{Network: n, PodCIDR: "10.201.16.1/20"})
+	c, err := site.StartCluster(ctx, t.TempDir(), "hub", site.ClusterOptions{Network: n, PodCIDR: "10.201.16.1/20"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestSmokeCluster(t *testing.T) {
 	if _, err := c.Kube.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = e2e.Poll(ctx, 60*time.Second, func() (bool, error) {
+	err = site.Poll(ctx, 60*time.Second, func() (bool, error) {
 		got, err := c.Kube.AppsV1().Deployments("default").Get(ctx, "x", metav1.GetOptions{})
 		return err == nil && got.Status.AvailableReplicas == 1, nil
 	})

@@ -26,8 +26,8 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // The example app and its team's namespace on the spoke: the app's name
@@ -88,7 +88,7 @@ var spokeInfraKinds = []string{"NodeGroup", "Addon", "Cluster", "NATGateway", "E
 // bootstrap step holds (namespaced Usages of cluster-scoped objects), go
 // only after that step. The protected table is orphaned, never asked to be
 // deleted: DynamoDB would refuse, and the teardown would wait on it.
-func teardown(t *testing.T, h *e2e.Hub) {
+func teardown(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	extendApp(t, h)
 	other := map[string]bool{}
@@ -121,7 +121,7 @@ func teardown(t *testing.T, h *e2e.Hub) {
 	var left []string
 	// When each bootstrap step was gone from the hub.
 	stepGone := map[string]time.Duration{}
-	err := e2e.Poll(ctx, 15*time.Minute, func() (bool, error) {
+	err := site.Poll(ctx, 15*time.Minute, func() (bool, error) {
 		for _, st := range compose.BootstrapSteps() {
 			if _, seen := stepGone[st.Part]; seen {
 				continue
@@ -385,7 +385,7 @@ spec:
 // example app, as its team would, and waits until the spoke's load
 // balancer controller has made its load balancer in the spoke's subnets
 // and keptClaim reports its table protected, as AWS reports it.
-func extendApp(t *testing.T, h *e2e.Hub) {
+func extendApp(t *testing.T, h *site.Hub) {
 	t.Helper()
 	ctx := context.Background()
 	eks := h.EKS[claimName]
@@ -412,7 +412,7 @@ func extendApp(t *testing.T, h *e2e.Hub) {
 	start := time.Now()
 	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
 	var lbs []aws.Resource
-	err = e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err = site.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		lbs = h.Account.Find(aws.LoadBalancerKind, func(r aws.Resource) bool { return r.Owner == "service payments/payment-app-nlb" })
 		return len(lbs) == 1, nil
 	})
@@ -442,7 +442,7 @@ func extendApp(t *testing.T, h *e2e.Hub) {
 	var reported any
 	var ready, reason, msg string
 	var tables []aws.Resource
-	err = e2e.Poll(ctx, 2*time.Minute, func() (bool, error) {
+	err = site.Poll(ctx, 2*time.Minute, func() (bool, error) {
 		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, keptClaim, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -466,7 +466,7 @@ func extendApp(t *testing.T, h *e2e.Hub) {
 // holds them, with the subnet IDs the account assigned) under the hub's
 // boundary: allowed; the same request naming a subnet that is not the
 // spoke's, or none: denied (spokeiam.SubnetFence).
-func checkLoadBalancerFence(t *testing.T, h *e2e.Hub, lb aws.Resource, subnets []any) {
+func checkLoadBalancerFence(t *testing.T, h *site.Hub, lb aws.Resource, subnets []any) {
 	t.Helper()
 	env, err := h.HubEnv()
 	if err != nil {

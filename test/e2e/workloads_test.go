@@ -20,7 +20,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
-	"github.com/gitops-fleet/eks-fleet/internal/testsupport/e2e"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // workloadsAccount is the identity the spoke's workloads Kustomization
@@ -92,12 +92,12 @@ func TestWorkloadsIdentityIsConfined(t *testing.T) {
 	folder := pathEnding(t, built, "gitops-workloads/clusters/apps-staging")
 	instance := pathEnding(t, built, "spoke-bootstrap/flux")
 
-	n, err := e2e.NewNetwork("e2ework", netip.MustParsePrefix("10.204.0.0/16"))
+	n, err := site.NewNetwork("e2ework", netip.MustParsePrefix("10.204.0.0/16"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	c, err := e2e.StartCluster(ctx, t.TempDir(), "spoke", e2e.ClusterOptions{Network: n, PodCIDR: "10.204.16.1/20"})
+	c, err := site.StartCluster(ctx, t.TempDir(), "spoke", site.ClusterOptions{Network: n, PodCIDR: "10.204.16.1/20"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestWorkloadsIdentityIsConfined(t *testing.T) {
 		if o.GetKind() != "FluxInstance" {
 			continue
 		}
-		objs, err := e2e.FluxInstallation(ctx, o)
+		objs, err := site.FluxInstallation(ctx, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
 	// that got through is removed as admin: the policy may refuse the
 	// workloads identity's delete, having loaded in between.
 	probe := mustYAML(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: probe, namespace: default}\n")
-	if err := e2e.Poll(ctx, time.Minute, func() (bool, error) {
+	if err := site.Poll(ctx, time.Minute, func() (bool, error) {
 		err := apply(probe)
 		if err == nil {
 			return false, c.Client.Delete(ctx, probe.DeepCopy())
@@ -387,14 +387,14 @@ rules: [{apiGroups: [""], resources: [secrets], verbs: [get]}]`,
 		t.Fatal(err)
 	}
 	planted := mustYAML(t, tests["object in kube-system"].obj)
-	if err := e2e.Poll(ctx, time.Minute, func() (bool, error) { return apply(planted) == nil, nil }); err != nil {
+	if err := site.Poll(ctx, time.Minute, func() (bool, error) { return apply(planted) == nil, nil }); err != nil {
 		t.Errorf("with the policy unbound a ConfigMap in kube-system is still refused: the test cannot tell the policy works")
 	}
 }
 
 func mustYAML(t *testing.T, s string) *unstructured.Unstructured {
 	t.Helper()
-	objs, err := e2e.DecodeYAML([]byte(s))
+	objs, err := site.DecodeYAML([]byte(s))
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("decode %q: %v (%d objects)", s, err, len(objs))
 	}
@@ -477,7 +477,7 @@ func TestSpokeTeamComesAndGoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := e2e.StartSpoke(ctx, e2e.SpokeOptions{
+	s, err := site.StartSpoke(ctx, site.SpokeOptions{
 		Dir: t.TempDir(), RepoRoot: root, Network: "e2eteam", Prefix: netip.MustParsePrefix("10.205.0.0/16"), Instance: instance,
 		Edit: func(work string) error {
 			for rel, body := range demoFiles {
@@ -532,7 +532,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 	}
 	start := time.Now()
 	for _, k := range []string{"workloads", "demo"} {
-		if err := e2e.Poll(ctx, 4*time.Minute, ready(k)); err != nil {
+		if err := site.Poll(ctx, 4*time.Minute, ready(k)); err != nil {
 			t.Fatalf("%s never Ready: %v\n%s", k, err, describe())
 		}
 	}
@@ -576,7 +576,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 	}
 	reconcile()
 	start = time.Now()
-	if err := e2e.Poll(ctx, 4*time.Minute, func() (bool, error) { return len(left()) == 0, nil }); err != nil {
+	if err := site.Poll(ctx, 4*time.Minute, func() (bool, error) { return len(left()) == 0, nil }); err != nil {
 		t.Fatalf("the team left the cluster folder but %v stay on the spoke\n%s", left(), describe())
 	}
 	t.Logf("team gone in %s", time.Since(start).Round(time.Second))
@@ -590,14 +590,14 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 		t.Fatal(err)
 	}
 	reconcile()
-	if err := e2e.Poll(ctx, 4*time.Minute, ready("demo")); err != nil {
+	if err := site.Poll(ctx, 4*time.Minute, ready("demo")); err != nil {
 		t.Fatalf("the team never came back: %v\n%s", err, describe())
 	}
 	if err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Delete(ctx, "workloads", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	err = e2e.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err = site.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		_, err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Get(ctx, "workloads", metav1.GetOptions{})
 		if err == nil {
 			return false, nil

@@ -50,7 +50,7 @@ type Hold struct {
 // needs nothing of it: its access entries (gone with it, and the
 // provider's delete takes ResourceNotFoundException as done) and the
 // admin role, whose access ends at teardown's start. The stand-in AWS
-// refuses each of these deletes as AWS does (internal/testsupport/e2e/aws
+// refuses each of these deletes as AWS does (internal/sandbox/aws
 // inUseRefusal).
 func Holds() []Hold {
 	h := []Hold{

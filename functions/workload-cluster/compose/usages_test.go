@@ -14,7 +14,7 @@ type outlives struct{ Of, By, Why string }
 
 // awsRefuses are the orders AWS keeps itself: it refuses to delete Of while
 // By uses it, and the provider retries the delete until AWS takes it
-// (Holds; the stand-in AWS refuses each, internal/testsupport/e2e/aws
+// (Holds; the stand-in AWS refuses each, internal/sandbox/aws
 // inUseRefusal).
 func awsRefuses() []outlives {
 	o := []outlives{

@@ -101,6 +101,9 @@ type Deps struct {
 	Dynamic func(kubeconfig string) (dynamic.Interface, error)
 	Now     func() time.Time
 	Rand    io.Reader // nil: crypto/rand
+	// Sandbox runs the fleet on this machine; nil: `fleet sandbox` says
+	// this binary has none.
+	Sandbox Sandbox
 	// Cleanup runs after a command (stops function processes the
 	// renderer started).
 	Cleanup func()
@@ -189,7 +192,7 @@ Exit codes: 0 ok, 1 a check or operation failed, 2 bad usage.`,
 	})
 	root.PersistentFlags().StringVar(&a.g.tree, "tree", "", "manifests tree to work on (default: manifests/ of the repository around the current directory)")
 	root.PersistentFlags().StringVar(&a.g.clusterInfo, "cluster-info", "", "YAML file with the hub's cluster-info ConfigMap (or its data map) to use instead of the built-in example values")
-	root.AddCommand(a.clusterCmd(), a.accountCmd(), a.appCmd(), a.sealCmd(), a.validateCmd(), a.renderCmd(), a.stackCmd(), a.statusCmd(), a.iamCmd())
+	root.AddCommand(a.clusterCmd(), a.accountCmd(), a.appCmd(), a.sealCmd(), a.validateCmd(), a.renderCmd(), a.stackCmd(), a.statusCmd(), a.iamCmd(), a.sandboxCmd())
 	return root
 }
 

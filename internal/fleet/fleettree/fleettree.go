@@ -99,6 +99,17 @@ func DeployKeyContent(name, public string, sealed []byte) []byte {
 	return append([]byte("# Deploy key of spoke "+name+" (public part: "+public+")\n"), sealed...)
 }
 
+// DeployKeyPublic is the public part DeployKeyContent names in a deploy-key
+// file, and false when the file does not start with that comment.
+func DeployKeyPublic(content []byte) (string, bool) {
+	line, _, _ := strings.Cut(string(content), "\n")
+	_, rest, ok := strings.Cut(line, " (public part: ")
+	if !ok || !strings.HasPrefix(line, "# Deploy key of spoke ") || !strings.HasSuffix(rest, ")") {
+		return "", false
+	}
+	return strings.TrimSuffix(rest, ")"), true
+}
+
 // ClaimFile is a claim read from the tree.
 type ClaimFile struct {
 	Rel   string // path relative to the tree

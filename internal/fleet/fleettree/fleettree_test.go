@@ -95,3 +95,26 @@ func TestTreeClaimsAndFind(t *testing.T) {
 		t.Errorf("round trip: %v %v", back, err)
 	}
 }
+
+func TestDeployKeyPublic(t *testing.T) {
+	const pub = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE0 flux-a"
+	tests := map[string]struct {
+		reason  string
+		content []byte
+		want    string
+		wantOK  bool
+	}{
+		"Written":      {reason: "what DeployKeyContent writes reads back", content: DeployKeyContent("a", pub, []byte("apiVersion: bitnami.com/v1alpha1\n")), want: pub, wantOK: true},
+		"NoComment":    {reason: "a file without the comment names no key", content: []byte("apiVersion: bitnami.com/v1alpha1\n"), wantOK: false},
+		"OtherComment": {reason: "another first comment names no key", content: []byte("# public part: x)\n"), wantOK: false},
+		"Unclosed":     {reason: "a cut comment names no key", content: []byte("# Deploy key of spoke a (public part: ssh-ed25519 AAAA\n"), wantOK: false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, ok := DeployKeyPublic(tc.content)
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("%s\nDeployKeyPublic(...) = %q, %v; want %q, %v", tc.reason, got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}

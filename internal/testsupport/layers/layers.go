@@ -2,7 +2,7 @@
 // subsystems and checks the source tree against it.
 //
 // Each subsystem is a unit: a parent folder under internal/ (contract, iam,
-// build, proof, fleet, hub, testsupport) or a top-level folder the design
+// build, proof, fleet, hub, sandbox, testsupport) or a top-level folder the design
 // fixes (components, stacks, functions, scripts, test, and the root package
 // of main.go). A non-test file of a unit may import its own unit and the
 // units Allowed lists for it; test files may import any unit, since a test
@@ -38,8 +38,9 @@ var Allowed = map[string][]string{
 	"internal/proof":       {"internal/contract", "internal/iam", "internal/build", "functions"},
 	"internal/hub":         {"internal/contract", "internal/iam", "components", "stacks"},
 	"internal/fleet":       {"internal/contract", "internal/iam", "internal/build", "internal/proof", "functions", "components", "stacks"},
-	"internal/testsupport": {"internal/contract", "internal/iam", "internal/build", "internal/proof", "internal/fleet", "internal/hub", "functions", "components", "stacks"},
-	"scripts":              {"internal/contract", "internal/build", "internal/fleet", "internal/testsupport"},
+	"internal/sandbox":     {"internal/contract", "internal/iam", "internal/build", "internal/fleet", "internal/hub", "functions", "components", "stacks"},
+	"internal/testsupport": {"internal/contract", "internal/iam", "internal/build", "internal/proof", "internal/fleet", "internal/hub", "internal/sandbox", "functions", "components", "stacks"},
+	"scripts":              {"internal/contract", "internal/build", "internal/fleet", "internal/sandbox", "internal/testsupport"},
 	"":                     {"internal/hub"},
 	"test":                 {},
 }

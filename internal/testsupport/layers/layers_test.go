@@ -54,8 +54,20 @@ func TestCheck(t *testing.T) {
 		"NonTestImportsTestsupport": {
 			reason:  "test support stays out of what ships",
 			file:    "components/irsarole/irsarole.go",
-			imports: []string{m + "internal/testsupport/mocks"},
-			want:    []Violation{{File: "components/irsarole/irsarole.go", Import: m + "internal/testsupport/mocks", FromUnit: "components", ToUnit: "internal/testsupport"}},
+			imports: []string{m + "internal/testsupport/plant"},
+			want:    []Violation{{File: "components/irsarole/irsarole.go", Import: m + "internal/testsupport/plant", FromUnit: "components", ToUnit: "internal/testsupport"}},
+		},
+		"ComponentImportsSandbox": {
+			reason:  "the program runs on AWS; the local stand-ins are only the sandbox's and the tests'",
+			file:    "components/irsarole/irsarole.go",
+			imports: []string{m + "internal/sandbox/mocks"},
+			want:    []Violation{{File: "components/irsarole/irsarole.go", Import: m + "internal/sandbox/mocks", FromUnit: "components", ToUnit: "internal/sandbox"}},
+		},
+		"SandboxImportsTestsupport": {
+			reason:  "the sandbox ships in fleet; test-only waits and checks stay out of it",
+			file:    "internal/sandbox/site/hub.go",
+			imports: []string{m + "internal/testsupport/plant"},
+			want:    []Violation{{File: "internal/sandbox/site/hub.go", Import: m + "internal/testsupport/plant", FromUnit: "internal/sandbox", ToUnit: "internal/testsupport"}},
 		},
 		"DownwardAndSameUnit": {
 			reason:  "importing a lower unit or one's own is the direction",
@@ -65,7 +77,7 @@ func TestCheck(t *testing.T) {
 		"TestFileMayImportAnything": {
 			reason:  "tests drive their package from outside",
 			file:    "internal/contract/versions/versions_test.go",
-			imports: []string{m + "internal/testsupport/mocks", m + "internal/fleet/fleetcmd"},
+			imports: []string{m + "internal/sandbox/mocks", m + "internal/fleet/fleetcmd"},
 		},
 		"FileInNoUnit": {
 			reason:  "a new parent folder under internal/ must be placed in the order first",
