@@ -14,9 +14,11 @@
 //
 // Its layers are packages of their own: site (a cluster on this machine:
 // etcd, the Kubernetes control plane, kwok for the kubelets, the pod
-// network, the Git server, the internet the hub reaches, the hub and the
-// spokes' EKS clusters), aws (the stand-in AWS account and the provider
-// family's controllers), engine (the Pulumi engine driven by the
+// network; the Git server; the hub, what it reaches on the internet, and
+// the spokes' EKS clusters), internet (the stand-in internet: the proxy,
+// its registries and chart repositories, the package images), pki (the
+// clusters' and the internet's certificate authorities), aws (the stand-in
+// AWS account and the provider family's controllers), engine (the Pulumi engine driven by the
 // Automation API), engineconfig (a stack's settings as the engine hands them
 // to the program) and mocks (the program's AWS half under
 // pulumi.WithMocks). The real-controller suite (test/e2e) runs on the same

@@ -57,7 +57,9 @@ type server struct {
 	// slots are the spokes' pod address blocks (the /20 after the hub's
 	// two, by index) by spoke.
 	slots map[string]int
-	stop  context.CancelFunc
+	// failed is the last error starting a spoke's cluster, by spoke.
+	failed map[string]string
+	stop   context.CancelFunc
 }
 
 // Serve is the sandbox's background process: it builds the upstream
@@ -73,7 +75,7 @@ func Serve(ctx context.Context, c Config, repoRoot string, out io.Writer) (err e
 	ctrllog.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{c: c, out: out, start: time.Now(), slots: map[string]int{}, stop: cancel,
+	s := &server{c: c, out: out, start: time.Now(), slots: map[string]int{}, failed: map[string]string{}, stop: cancel,
 		state: State{PID: os.Getpid(), Phase: Starting, Network: c.Network, Prefix: c.Prefix.String(), RepoRoot: repoRoot, Started: time.Now()}}
 	defer func() {
 		if err != nil {
@@ -390,14 +392,23 @@ func (s *server) reconcileSpokes(ctx context.Context) {
 			}
 		}
 		if slot < 0 {
-			s.logf("spoke %s: no room for its cluster (at most %d spokes in one sandbox)", name, maxSpokes)
+			if msg := fmt.Sprintf("no room for its cluster (at most %d spokes in one sandbox)", maxSpokes); s.failed[name] != msg {
+				s.logf("spoke %s: %s", name, msg)
+				s.failed[name] = msg
+			}
 			continue
 		}
 		s.logf("spoke %s: its EKS cluster starts (a local API server on %s)", name, spokeCIDR(s.c.Prefix, slot))
 		if _, err := h.AddEKS(ctx, site.EKSOptions{Spoke: name, PodCIDR: spokeCIDR(s.c.Prefix, slot)}, region); err != nil {
-			s.logf("spoke %s: %v", name, err)
+			// Tried again at the next tick; said again only when it
+			// fails differently.
+			if s.failed[name] != err.Error() {
+				s.logf("spoke %s: %v (trying again every 2 s)", name, err)
+				s.failed[name] = err.Error()
+			}
 			continue
 		}
+		delete(s.failed, name)
 		s.slots[name] = slot
 	}
 	for name := range running {

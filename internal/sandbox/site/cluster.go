@@ -23,6 +23,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/build/loopback"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/pki"
 )
 
 // Cluster is one Kubernetes control plane: etcd on loopback, kube-apiserver
@@ -35,7 +36,7 @@ type Cluster struct {
 	// Server is the API server's URL, CA the CA every certificate of the
 	// cluster is signed by.
 	Server string
-	CA     *CA
+	CA     *pki.CA
 	// Kubeconfig is an admin (system:masters) kubeconfig file.
 	Kubeconfig string
 	Config     *rest.Config
@@ -79,15 +80,15 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 	if c.ServiceAccountIssuer == "" {
 		c.ServiceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 	}
-	pki := filepath.Join(c.Dir, "pki")
-	if err := os.MkdirAll(pki, 0o755); err != nil {
+	pkiDir := filepath.Join(c.Dir, "pki")
+	if err := os.MkdirAll(pkiDir, 0o755); err != nil {
 		return nil, err
 	}
 	var err error
-	if c.CA, err = NewCA("e2e-" + name); err != nil {
+	if c.CA, err = pki.NewCA("e2e-" + name); err != nil {
 		return nil, err
 	}
-	caFile := filepath.Join(pki, "ca.crt")
+	caFile := filepath.Join(pkiDir, "ca.crt")
 	if err := os.WriteFile(caFile, c.CA.CertPEM, 0o644); err != nil {
 		return nil, err
 	}
@@ -95,11 +96,11 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	servingCrt, servingKey, err := serving.WriteFiles(pki, "apiserver")
+	servingCrt, servingKey, err := serving.WriteFiles(pkiDir, "apiserver")
 	if err != nil {
 		return nil, err
 	}
-	saPub, saKey, err := serviceAccountKey(pki)
+	saPub, saKey, err := serviceAccountKey(pkiDir)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 		return nil, err
 	}
 	c.token = hex.EncodeToString(tok)
-	tokens := filepath.Join(pki, "tokens.csv")
+	tokens := filepath.Join(pkiDir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(c.token+",admin,admin,system:masters\n"), 0o600); err != nil {
 		return nil, err
 	}

@@ -19,10 +19,11 @@
 //   - the Service network (ServiceRouter): without kube-proxy, Endpoints
 //     for Services backed by those processes are written by the suite, and
 //     kube-apiserver reaches webhooks through them (aggregator routing);
-//   - the internet (Internet): an HTTPS proxy with its own CA, trusted by
-//     the processes it serves, answers the chart repositories, the OCI
-//     registries and AWS's endpoints from local sources: charts and
-//     packages built from the pinned upstream modules, and the AWS stand-in;
+//   - the internet (package internet): an HTTPS proxy with its own CA,
+//     trusted by the processes it serves, answers the chart repositories,
+//     the OCI registries and AWS's endpoints from local sources: charts and
+//     packages built from the pinned upstream modules (ServeCharts,
+//     ServePackages say which the hub reaches), and the AWS stand-in;
 //   - a spoke's EKS cluster (EKS): a second local cluster whose
 //     service-account issuer is the one AWS reports for the claim's
 //     cluster, reached by the hub's composed bootstrap through a kubeconfig

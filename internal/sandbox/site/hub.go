@@ -35,6 +35,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engine"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engineconfig"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/internet"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 )
 
@@ -85,7 +86,7 @@ const instanceType = "kubernetes:" + fluxbootstrap.InstanceAPIVersion + ":FluxIn
 type Hub struct {
 	Site
 	Bootstrap *HubBootstrap
-	Internet  *Internet
+	Internet  *internet.Internet
 	Pods      *PodRunner
 	// AWS plays the provider family's controllers against Account.
 	AWS     *aws.Provider
@@ -172,7 +173,7 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	}
 	cfg["eks-fleet:gitUrl"] = h.Git.URL(RepoName)
 	cfg["eks-fleet:gitKnownHosts"] = h.Git.KnownHosts + "\n"
-	if h.Internet, err = NewInternet(opts.Dir, h.Net.HostIP.String()); err != nil {
+	if h.Internet, err = internet.NewInternet(opts.Dir, h.Net.HostIP.String()); err != nil {
 		return h, err
 	}
 	if err := ServeCharts(ctx, h.Internet, opts.Dir); err != nil {

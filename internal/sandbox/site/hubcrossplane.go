@@ -13,6 +13,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/internet"
 )
 
 // Function modules as the functions publish their packages.
@@ -23,7 +24,7 @@ const (
 
 // providerPackage matches a provider-upjet-aws service package the tree
 // names (the hub's and the spokes' Provider objects).
-var providerPackage = regexp.MustCompile(`package: *[^ ]*/` + regexp.QuoteMeta(ProviderOrg) + `/provider-aws-([a-z0-9]+):v`)
+var providerPackage = regexp.MustCompile(`package: *[^ ]*/` + regexp.QuoteMeta(internet.ProviderOrg) + `/provider-aws-([a-z0-9]+):v`)
 
 // ProviderServices lists the AWS provider services the Provider objects
 // under dir install (for the whole tree: the hub's
@@ -58,11 +59,11 @@ func ProviderServices(dir string) ([]string, error) {
 // release (metadata and CRDs from the module; the AWS stand-in plays their
 // controllers), the pinned upstream functions, and this project's function
 // built as its release builds it.
-func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, ghcr *Registry, err error) {
-	if xpkg, err = NewRegistry(in, "xpkg.crossplane.io"); err != nil {
+func ServePackages(ctx context.Context, in *internet.Internet, repoRoot string) (xpkg, ghcr *internet.Registry, err error) {
+	if xpkg, err = internet.NewRegistry(in, "xpkg.crossplane.io"); err != nil {
 		return nil, nil, err
 	}
-	if ghcr, err = NewRegistry(in, "ghcr.io"); err != nil {
+	if ghcr, err = internet.NewRegistry(in, "ghcr.io"); err != nil {
 		return nil, nil, err
 	}
 	services, err := ProviderServices(filepath.Join(repoRoot, "manifests"))
@@ -70,7 +71,7 @@ func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, gh
 		return nil, nil, err
 	}
 	for _, svc := range services {
-		img, err := ProviderPackage(ctx, svc)
+		img, err := internet.ProviderPackage(ctx, svc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("provider package %s: %w", svc, err)
 		}
@@ -78,7 +79,7 @@ func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, gh
 		if svc == "config" {
 			name = "provider-family-aws"
 		}
-		if err := xpkg.Push(ProviderOrg+"/"+name, "v"+versions.ProviderAWS, img); err != nil {
+		if err := xpkg.Push(internet.ProviderOrg+"/"+name, "v"+versions.ProviderAWS, img); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -86,7 +87,7 @@ func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, gh
 		{"function-patch-and-transform", patchAndTransformModule, versions.FunctionPatchAndTransform},
 		{"function-auto-ready", autoReadyModule, versions.FunctionAutoReady},
 	} {
-		img, err := FunctionPackage(ctx, f.module, "v"+f.version)
+		img, err := internet.FunctionPackage(ctx, f.module, "v"+f.version)
 		if err != nil {
 			return nil, nil, fmt.Errorf("function package %s: %w", f.name, err)
 		}
@@ -94,11 +95,11 @@ func ServePackages(ctx context.Context, in *Internet, repoRoot string) (xpkg, gh
 			return nil, nil, err
 		}
 	}
-	idx, err := WorkloadClusterPackage(ctx, repoRoot)
+	idx, err := internet.WorkloadClusterPackage(ctx, repoRoot)
 	if err != nil {
 		return nil, nil, err
 	}
-	repo := trimHost(versions.FunctionRegistry) + "/" + versions.WorkloadClusterFunctionPackage
+	repo := internet.RepositoryPath(versions.FunctionRegistry) + "/" + versions.WorkloadClusterFunctionPackage
 	if err := ghcr.PushIndex(repo, versions.WorkloadClusterFunction, idx); err != nil {
 		return nil, nil, err
 	}

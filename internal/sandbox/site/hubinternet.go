@@ -16,6 +16,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/internet"
 )
 
 // Helm's OCI media types (helm.sh/helm/v3 pkg/registry/constants.go).
@@ -48,7 +49,7 @@ const (
 //     of that name and version whose template is what the operator module's
 //     config/default builds (its CRDs, RBAC and Deployment), without the
 //     Namespace it makes (a chart leaves that to its installer).
-func ServeCharts(ctx context.Context, in *Internet, dir string) error {
+func ServeCharts(ctx context.Context, in *internet.Internet, dir string) error {
 	moduleDir := func(module, version string) (string, error) {
 		return upstream.Dir(ctx, module, "v"+version)
 	}
@@ -70,14 +71,14 @@ func ServeCharts(ctx context.Context, in *Internet, dir string) error {
 	}
 	for _, r := range []struct {
 		url   string
-		chart Chart
+		chart internet.Chart
 	}{
-		{"https://charts.crossplane.io/stable", Chart{Dir: filepath.Join(xp, "cluster", "charts", "crossplane"), Version: versions.Crossplane, AppVersion: versions.Crossplane}},
-		{"https://charts.external-secrets.io", Chart{Dir: filepath.Join(eso, "deploy", "charts", "external-secrets"), Version: versions.ExternalSecrets, AppVersion: "v" + versions.ExternalSecrets,
+		{"https://charts.crossplane.io/stable", internet.Chart{Dir: filepath.Join(xp, "cluster", "charts", "crossplane"), Version: versions.Crossplane, AppVersion: versions.Crossplane}},
+		{"https://charts.external-secrets.io", internet.Chart{Dir: filepath.Join(eso, "deploy", "charts", "external-secrets"), Version: versions.ExternalSecrets, AppVersion: "v" + versions.ExternalSecrets,
 			StubDependencies: map[string]string{"bitwarden-sdk-server": "v0.5.1"}, Files: esoCRDs}},
-		{"https://bitnami-labs.github.io/sealed-secrets", Chart{Dir: filepath.Join(ss, "helm", "sealed-secrets"), Version: versions.SealedSecretsChart}},
+		{"https://bitnami-labs.github.io/sealed-secrets", internet.Chart{Dir: filepath.Join(ss, "helm", "sealed-secrets"), Version: versions.SealedSecretsChart}},
 	} {
-		repo := NewChartRepo(r.url)
+		repo := internet.NewChartRepo(r.url)
 		if err := repo.Add(r.chart); err != nil {
 			return fmt.Errorf("chart for %s: %w", r.url, err)
 		}
@@ -87,12 +88,12 @@ func ServeCharts(ctx context.Context, in *Internet, dir string) error {
 	if err != nil {
 		return err
 	}
-	eksCharts := NewChartRepo("https://aws.github.io/eks-charts")
+	eksCharts := internet.NewChartRepo("https://aws.github.io/eks-charts")
 	if err := eksCharts.Add(lbc); err != nil {
 		return fmt.Errorf("chart for eks-charts: %w", err)
 	}
 	in.Handle("aws.github.io", eksCharts)
-	reg, err := NewRegistry(in, "ghcr.io")
+	reg, err := internet.NewRegistry(in, "ghcr.io")
 	if err != nil {
 		return err
 	}
@@ -141,14 +142,14 @@ func esoChartCRDs(module string) (map[string][]byte, error) {
 
 // fluxOperatorChart writes the stand-in flux-operator chart (see
 // ServeCharts) into dir and returns it.
-func fluxOperatorChart(ctx context.Context, dir string) (Chart, error) {
+func fluxOperatorChart(ctx context.Context, dir string) (internet.Chart, error) {
 	src, err := upstream.Dir(ctx, upstream.FluxOperatorModule, "v"+versions.FluxOperator)
 	if err != nil {
-		return Chart{}, err
+		return internet.Chart{}, err
 	}
 	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(src, "config", "default"))
 	if err != nil {
-		return Chart{}, fmt.Errorf("flux-operator config/default: %w", err)
+		return internet.Chart{}, fmt.Errorf("flux-operator config/default: %w", err)
 	}
 	// The published chart leaves the namespace to whoever installs it
 	// (the hub program's Namespace, the spoke bootstrap's
@@ -162,32 +163,32 @@ func fluxOperatorChart(ctx context.Context, dir string) (Chart, error) {
 		}
 		y, err := r.AsYAML()
 		if err != nil {
-			return Chart{}, err
+			return internet.Chart{}, err
 		}
 		kept = append(append(kept, "---\n"...), y...)
 	}
 	manifests := kept
 	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
-		return Chart{}, err
+		return internet.Chart{}, err
 	}
 	meta := fmt.Sprintf("apiVersion: v2\nname: flux-operator\nversion: %s\nappVersion: v%s\ndescription: stand-in for the published chart (see site.ServeCharts)\n", versions.FluxOperator, versions.FluxOperator)
 	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(meta), 0o644); err != nil {
-		return Chart{}, err
+		return internet.Chart{}, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "values.yaml"), []byte("{}\n"), 0o644); err != nil {
-		return Chart{}, err
+		return internet.Chart{}, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "templates", "operator.yaml"), manifests, 0o644); err != nil {
-		return Chart{}, err
+		return internet.Chart{}, err
 	}
-	return Chart{Dir: dir}, nil
+	return internet.Chart{Dir: dir}, nil
 }
 
 // loadBalancerControllerChart writes the stand-in
 // aws-load-balancer-controller chart (see ServeCharts) into dir: the
 // ServiceAccount and Deployment of the published chart's templates, with
 // the values the tree sets (clusterName, region, vpcId, serviceAccount).
-func loadBalancerControllerChart(dir string) (Chart, error) {
+func loadBalancerControllerChart(dir string) (internet.Chart, error) {
 	files := map[string]string{
 		"Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: aws-load-balancer-controller\nversion: %s\nappVersion: v%s\ndescription: stand-in for the published chart (see site.ServeCharts)\n",
 			versions.AWSLoadBalancerControllerChart, versions.AWSLoadBalancerController),
@@ -227,13 +228,13 @@ spec:
 	for rel, body := range files {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return Chart{}, err
+			return internet.Chart{}, err
 		}
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			return Chart{}, err
+			return internet.Chart{}, err
 		}
 	}
-	return Chart{Dir: dir}, nil
+	return internet.Chart{Dir: dir}, nil
 }
 
 // hostOf is the host of an https:// URL.

@@ -1,4 +1,4 @@
-package site
+package internet
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package site
+package internet
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/pki"
 )
 
 // Internet stands in for every remote host the processes reach: an HTTP
@@ -24,7 +26,7 @@ import (
 // fails with 502 and is recorded in Unexpected, so an egress the design
 // did not plan shows.
 type Internet struct {
-	CA *CA
+	CA *pki.CA
 	// CAFile holds the CA certificate (SSL_CERT_FILE of the processes).
 	CAFile string
 	// URL is the proxy's address (HTTPS_PROXY and HTTP_PROXY).
@@ -42,7 +44,7 @@ type Internet struct {
 // NewInternet starts the proxy on ip (the pod network's host address, so
 // pods reach it too); dir receives its CA file and request log.
 func NewInternet(dir, ip string) (*Internet, error) {
-	ca, err := NewCA("e2e-internet")
+	ca, err := pki.NewCA("e2e-internet")
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package site
+package internet
 
 import (
 	"archive/tar"
@@ -56,8 +56,8 @@ func NewRegistry(in *Internet, host string) (*Registry, error) {
 	return r, nil
 }
 
-// trimHost drops the registry host of an image repository.
-func trimHost(repo string) string {
+// RepositoryPath drops the registry host of an image repository.
+func RepositoryPath(repo string) string {
 	_, rest, _ := strings.Cut(repo, "/")
 	return rest
 }

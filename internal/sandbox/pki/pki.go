@@ -1,4 +1,7 @@
-package site
+// Package pki issues the certificates the sandbox's servers present: a
+// certificate authority per cluster (its API server, the webhooks it
+// calls) and one for the stand-in internet (every host it answers for).
+package pki
 
 import (
 	"crypto"
@@ -17,7 +20,7 @@ import (
 	"time"
 )
 
-// CA is a certificate authority for one test environment.
+// CA is a certificate authority of one cluster or of the stand-in internet.
 type CA struct {
 	Cert    *x509.Certificate
 	Key     crypto.Signer
@@ -112,28 +115,4 @@ func (k KeyPair) WriteFiles(dir, name string) (certFile, keyFile string, err err
 		return "", "", err
 	}
 	return certFile, keyFile, nil
-}
-
-// serviceAccountKey makes the key pair that signs service-account tokens.
-func serviceAccountKey(dir string) (pub, priv string, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return "", "", err
-	}
-	kb, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return "", "", err
-	}
-	pb, err := x509.MarshalPKIXPublicKey(key.Public())
-	if err != nil {
-		return "", "", err
-	}
-	pub, priv = filepath.Join(dir, "sa.pub"), filepath.Join(dir, "sa.key")
-	if err := os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		return "", "", err
-	}
-	if err := os.WriteFile(pub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pb}), 0o600); err != nil {
-		return "", "", err
-	}
-	return pub, priv, nil
 }
