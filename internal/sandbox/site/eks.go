@@ -38,9 +38,10 @@ import (
 // as processes with the spoke's kubeconfig, and the instance is reported
 // Ready.
 //
-// What it does not model: the API server exists from the suite's start
-// (on AWS from the cluster's ACTIVE; nothing reaches it earlier, since the
-// function composes the bootstrap only then); the hub reaches it with an
+// What it does not model: the API server exists from the suite's start,
+// or in the sandbox from when the claim appears on the hub (on AWS from
+// the cluster's ACTIVE; nothing reaches it earlier, since the function
+// composes the bootstrap only then); the hub reaches it with an
 // admin kubeconfig (kubeconfigSubstitute) where EKS would map the hub's
 // Flux role through the composed access entry; nodes are one kwok node,
 // not the node group's instances.
