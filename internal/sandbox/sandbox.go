@@ -18,6 +18,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
 // Defaults of Config.
@@ -148,7 +151,7 @@ func Preflight(c Config) error {
 			return fmt.Errorf("fleet sandbox needs %s on PATH (Debian: apt-get install iproute2 git): %w", tool, err)
 		}
 	}
-	if st, err := readState(c); err == nil && processRuns(st.PID) {
+	if st, err := readState(c); err == nil && binaries.ProcessRuns(st.PID) {
 		return fmt.Errorf("a sandbox is already running in %s (pid %d, %s): run `fleet sandbox down` first, or pick another --dir", c.Dir, st.PID, st.Phase)
 	}
 	ifaces, err := net.Interfaces()
@@ -221,7 +224,7 @@ func Up(ctx context.Context, c Config, argv []string, out io.Writer) error {
 			_, _ = io.Copy(out, follow)
 			if interrupted {
 				// As Down: nothing of the sandbox stays.
-				left, rerr := removeNetwork(c.Network)
+				left, rerr := site.RemoveNetwork(c.Network)
 				if rerr == nil {
 					rerr = os.RemoveAll(c.Dir)
 				}
@@ -306,14 +309,14 @@ func Down(ctx context.Context, c Config, out io.Writer) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	if st, err := readState(c); err == nil && processRuns(st.PID) {
+	if st, err := readState(c); err == nil && binaries.ProcessRuns(st.PID) {
 		fmt.Fprintf(out, "stopping the sandbox (pid %d)\n", st.PID)
 		if err := call(ctx, c, http.MethodPost, "/stop", nil, nil); err != nil {
 			// No answer: a sandbox still starting, or stuck.
 			_ = syscall.Kill(st.PID, syscall.SIGTERM)
 		}
 		deadline := time.Now().Add(3 * time.Minute)
-		for processRuns(st.PID) {
+		for binaries.ProcessRuns(st.PID) {
 			if time.Now().After(deadline) {
 				fmt.Fprintf(out, "pid %d did not stop in 3 minutes: killing it\n", st.PID)
 				_ = syscall.Kill(st.PID, syscall.SIGKILL)
@@ -327,7 +330,7 @@ func Down(ctx context.Context, c Config, out io.Writer) error {
 			}
 		}
 	}
-	left, err := removeNetwork(c.Network)
+	left, err := site.RemoveNetwork(c.Network)
 	for _, l := range left {
 		fmt.Fprintf(out, "removed %s (left by a killed sandbox)\n", l)
 	}
@@ -341,48 +344,6 @@ func Down(ctx context.Context, c Config, out io.Writer) error {
 	return nil
 }
 
-// Leftovers are the network namespaces and the bridge of network that
-// exist on this machine.
-func Leftovers(network string) ([]string, error) {
-	var out []string
-	b, err := exec.Command("ip", "netns", "list").Output()
-	if err != nil {
-		return nil, fmt.Errorf("ip netns list: %w", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], network+"-") {
-			out = append(out, "network namespace "+f[0])
-		}
-	}
-	if _, err := net.InterfaceByName(network); err == nil {
-		out = append(out, "bridge "+network)
-	}
-	return out, nil
-}
-
-// removeNetwork removes what Leftovers finds and returns it.
-func removeNetwork(network string) ([]string, error) {
-	left, err := Leftovers(network)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	for _, l := range left {
-		name := l[strings.LastIndex(l, " ")+1:]
-		args := []string{"netns", "del", name}
-		if strings.HasPrefix(l, "bridge ") {
-			args = []string{"link", "del", name}
-		}
-		if b, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(b)))
-		}
-		if strings.HasPrefix(l, "network namespace ") {
-			_ = os.RemoveAll(filepath.Join("/etc/netns", name))
-		}
-	}
-	return left, errors.Join(errs...)
-}
-
 // readState reads state.json.
 func readState(c Config) (State, error) {
 	var st State
@@ -391,21 +352,6 @@ func readState(c Config) (State, error) {
 		return st, err
 	}
 	return st, json.Unmarshal(b, &st)
-}
-
-// processRuns reports whether pid is a running process (not a zombie).
-func processRuns(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ...: the state follows the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
 // call sends a request to the sandbox's socket and decodes the answer.

@@ -2,8 +2,6 @@ package sandbox
 
 import (
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,37 +72,5 @@ func TestFluxSummary(t *testing.T) {
 				t.Errorf("%s\nFluxSummary(%q) = %q, want %q", tc.reason, tc.ks, got, tc.want)
 			}
 		})
-	}
-}
-
-func TestProcessRuns(t *testing.T) {
-	if !processRuns(os.Getpid()) {
-		t.Error("this process does not run")
-	}
-	for _, pid := range []int{0, -1, 1 << 30} {
-		if processRuns(pid) {
-			t.Errorf("pid %d runs", pid)
-		}
-	}
-}
-
-func TestWriteAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "state.json")
-	for _, content := range []string{"first", "second"} {
-		if err := writeAtomic(path, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil || string(b) != content {
-			t.Fatalf("read back %q, %v; want %q", b, err, content)
-		}
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != 1 {
-		t.Errorf("writeAtomic left temporary files: %v", entries)
 	}
 }

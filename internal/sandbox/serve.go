@@ -20,13 +20,12 @@ import (
 
 	fluxmeta "github.com/fluxcd/pkg/apis/meta"
 	"github.com/go-logr/logr"
+	"github.com/google/renameio/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
@@ -92,7 +91,10 @@ func Serve(ctx context.Context, c Config, repoRoot string, out io.Writer) (err e
 		return err
 	}
 	s.logf("starting the hub: its cluster, the Git server with %s, the stand-in internet and AWS, `pulumi up -s mgmt` through the Pulumi engine", filepath.Join(repoRoot, "manifests"))
-	h, err := site.StartHub(ctx, site.HubOptions{Dir: c.runDir(), RepoRoot: repoRoot, Network: c.Network, Prefix: c.Prefix, SpokesOnDemand: true})
+	stages := s.stages()
+	h, err := site.StartHub(ctx, site.HubOptions{Dir: c.runDir(), RepoRoot: repoRoot, Network: c.Network, Prefix: c.Prefix, SpokesOnDemand: true,
+		Progress: stages.begin})
+	stages.end()
 	s.mu.Lock()
 	s.hub = h
 	s.mu.Unlock()
@@ -143,7 +145,7 @@ func (s *server) update(f func(*State)) {
 	b, err := json.MarshalIndent(s.state, "", "  ")
 	s.mu.Unlock()
 	if err == nil {
-		err = writeAtomic(s.c.statePath(), b)
+		err = renameio.WriteFile(s.c.statePath(), b, 0o600)
 	}
 	if err != nil {
 		s.logf("write %s: %v", s.c.statePath(), err)
@@ -163,11 +165,55 @@ func (s *server) shutdown() {
 	for _, f := range []string{s.c.socketPath(), s.c.KubeconfigPath(), s.c.CertPath(), s.c.KnownHostsPath()} {
 		_ = os.Remove(f)
 	}
-	if left, err := Leftovers(s.c.Network); err != nil || len(left) > 0 {
+	if left, err := site.NetworkLeftovers(s.c.Network); err != nil || len(left) > 0 {
 		s.logf("left after stopping: %v %v", left, err)
 	}
 	s.logf("stopped")
 }
+
+// stageLog reports each stage of the hub's start as it begins, and every
+// 30 seconds while it lasts, until end.
+type stageLog struct {
+	logf func(format string, a ...any)
+	stop chan struct{}
+
+	mu    sync.Mutex
+	name  string
+	since time.Time
+}
+
+// stages starts a stageLog that writes through s.logf.
+func (s *server) stages() *stageLog {
+	l := &stageLog{logf: s.logf, stop: make(chan struct{})}
+	go func() {
+		t := time.NewTicker(30 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+				l.mu.Lock()
+				if l.name != "" {
+					l.logf("  still: %s (%s)", l.name, time.Since(l.since).Round(time.Second))
+				}
+				l.mu.Unlock()
+			}
+		}
+	}()
+	return l
+}
+
+// begin reports stage as the current one.
+func (l *stageLog) begin(stage string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.name, l.since = stage, time.Now()
+	l.logf("  %s", stage)
+}
+
+// end stops the reports.
+func (l *stageLog) end() { close(l.stop) }
 
 // buildTools builds every upstream program the sandbox runs that is not
 // cached, two at a time, reporting each one's start and end and, every 30
@@ -257,42 +303,30 @@ func (s *server) writeHubFiles() error {
 	if err != nil {
 		return err
 	}
-	for path, b := range map[string][]byte{
-		s.c.KubeconfigPath(): kubeconfig,
-		s.c.CertPath():       []byte(cert),
-		s.c.KnownHostsPath(): []byte(s.hub.Git.KnownHosts + "\n"),
+	for _, f := range []struct {
+		path string
+		b    []byte
+		perm os.FileMode
+	}{
+		{s.c.KubeconfigPath(), kubeconfig, 0o600}, // the hub's admin credentials
+		{s.c.CertPath(), []byte(cert), 0o644},
+		{s.c.KnownHostsPath(), []byte(s.hub.Git.KnownHosts + "\n"), 0o644},
 	} {
-		if err := writeAtomic(path, b); err != nil {
-			return err
+		if err := renameio.WriteFile(f.path, f.b, f.perm); err != nil {
+			return fmt.Errorf("writing %s: %w", f.path, err)
 		}
 	}
 	return nil
 }
 
-// hubKustomizations are the Flux Kustomizations the served tree's
-// clusters/mgmt applies, and the root one the program makes.
-func (s *server) hubKustomizations() ([]string, error) {
-	dir := filepath.Join(s.hub.Repo.Work, "manifests", "gitops-system", "clusters", "mgmt")
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, fmt.Errorf("build clusters/mgmt: %w", err)
-	}
-	out := []string{"flux-system"}
-	for _, r := range rm.Resources() {
-		if r.GetKind() == "Kustomization" && r.GetApiVersion() == fluxKs.GroupVersion().String() {
-			out = append(out, r.GetName())
-		}
-	}
-	return out, nil
-}
-
 // waitSynced waits for every Kustomization of the hub to be Ready,
 // reporting each as it gets there, and fails when a controller exits.
 func (s *server) waitSynced(ctx context.Context) error {
-	names, err := s.hubKustomizations()
+	names, err := site.HubKustomizations(filepath.Join(s.hub.Repo.Work, "manifests"))
 	if err != nil {
 		return err
 	}
+	names = append([]string{"flux-system"}, names...) // the program's root
 	s.logf("the hub's Flux syncs %d Kustomizations", len(names))
 	ready := map[string]bool{}
 	var waiting []string
@@ -535,26 +569,4 @@ func (s *server) listen() (net.Listener, error) {
 	})
 	go func() { _ = http.Serve(ln, mux) }()
 	return ln, nil
-}
-
-// writeAtomic writes b to path through a temporary file in its directory.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }

@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
@@ -107,30 +105,6 @@ func kustomizationStates(ctx context.Context, h *site.Hub) (map[string]*unstruct
 	return out, strings.Join(lines, "\n"), nil
 }
 
-// hubKustomizations are the hub's Kustomizations, as the tree's
-// clusters/mgmt builds them (kustomize), every one of which must become
-// Ready on the real controllers.
-func hubKustomizations() ([]string, error) {
-	dir, err := filepath.Abs("../../manifests/gitops-system/clusters/mgmt")
-	if err != nil {
-		return nil, err
-	}
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, fmt.Errorf("build clusters/mgmt: %w", err)
-	}
-	var out []string
-	for _, r := range rm.Resources() {
-		if r.GetKind() == "Kustomization" && r.GetApiVersion() == "kustomize.toolkit.fluxcd.io/v1" {
-			out = append(out, r.GetName())
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("clusters/mgmt builds no Flux Kustomization")
-	}
-	return out, nil
-}
-
 // hubPackages are the packages the tree installs on the hub: a Provider
 // per service the hub's Provider objects name (the family package comes
 // as a dependency, named by Crossplane) and the three Functions.
@@ -157,7 +131,7 @@ func hubPackages() ([]string, error) {
 // none became Ready before what its dependsOn names. The error names each
 // Kustomization that is not Ready with its reason and message.
 func hubSynced(ctx context.Context, h *site.Hub, timeout time.Duration) error {
-	names, err := hubKustomizations()
+	names, err := site.HubKustomizations("../../manifests")
 	if err != nil {
 		return err
 	}

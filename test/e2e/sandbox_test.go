@@ -14,10 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-
-	"github.com/gitops-fleet/eks-fleet/internal/sandbox"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -168,7 +164,7 @@ func TestSandbox(t *testing.T) {
 		// Interrupted while the hub's processes start: the bridge, etcd
 		// and the API server exist by then.
 		err := site.Poll(ctx, sandboxInterruptWithin, func() (bool, error) {
-			left, err := sandbox.Leftovers(sandboxNetwork)
+			left, err := site.NetworkLeftovers(sandboxNetwork)
 			return len(left) > 0 && len(processesUnder(f.dir)) > 2, err
 		})
 		if err != nil {
@@ -182,7 +178,7 @@ func TestSandbox(t *testing.T) {
 		if err == nil || !strings.Contains(out.String(), "interrupted: the sandbox stopped, and nothing it made is left") {
 			t.Errorf("up after Ctrl-C: %v, want a failure saying the sandbox stopped and nothing is left:\n%s", err, out.String())
 		}
-		left, err := sandbox.Leftovers(sandboxNetwork)
+		left, err := site.NetworkLeftovers(sandboxNetwork)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +206,7 @@ func TestSandbox(t *testing.T) {
 		t.Fatalf("fleet sandbox up: %v\n%s", err, out)
 	}
 	t.Logf("fleet sandbox up: hub synced in %s\n%s", time.Since(start).Round(time.Second), out)
-	kustomizations, err := hubKustomizations()
+	kustomizations, err := site.HubKustomizations("../../manifests")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +270,7 @@ func TestSandbox(t *testing.T) {
 
 	down := f.must(t, ctx, "sandbox", "down")
 	t.Log(down)
-	left, err := sandbox.Leftovers(sandboxNetwork)
+	left, err := site.NetworkLeftovers(sandboxNetwork)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,15 +310,11 @@ func (f fleetCLI) waitStatus(t *testing.T, ctx context.Context, timeout time.Dur
 func spokeOwnKustomizations() ([]string, error) {
 	var out []string
 	for _, dir := range []string{"../../manifests/gitops-system/spoke-bootstrap/sync", "../../manifests/gitops-system/spoke-tools"} {
-		rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+		names, err := site.FluxKustomizations(dir)
 		if err != nil {
-			return nil, fmt.Errorf("build %s: %w", dir, err)
+			return nil, err
 		}
-		for _, r := range rm.Resources() {
-			if r.GetKind() == "Kustomization" && r.GetApiVersion() == "kustomize.toolkit.fluxcd.io/v1" {
-				out = append(out, r.GetName())
-			}
-		}
+		out = append(out, names...)
 	}
 	if !slices.Contains(out, "spoke-tools") {
 		return nil, fmt.Errorf("spoke-bootstrap/sync builds no spoke-tools Kustomization: %v", out)

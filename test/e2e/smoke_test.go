@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,4 +56,39 @@ func TestSmokeCluster(t *testing.T) {
 		t.Logf("pod %s %s ip %s", p.Name, p.Status.Phase, p.Status.PodIP)
 	}
 	t.Logf("deployment available after %s", time.Since(start))
+}
+
+// TestRemoveNetworkAfterKill: a network whose process was killed (Close
+// never ran) is found whole by NetworkLeftovers and removed whole by
+// RemoveNetwork, as `fleet sandbox down` and the next NewNetwork of the
+// same name do.
+func TestRemoveNetworkAfterKill(t *testing.T) {
+	t.Parallel()
+	const bridge = "e2enet"
+	n, err := site.NewNetwork(bridge, netip.MustParsePrefix("10.208.0.0/16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	if err := n.AddPod(bridge+"-pod", netip.MustParseAddr("10.208.0.9"), []byte("127.0.0.1 localhost\n")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"network namespace e2enet-pod", "directory /etc/netns/e2enet-pod", "bridge e2enet"}
+	left, err := site.NetworkLeftovers(bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, left); diff != "" {
+		t.Fatalf("NetworkLeftovers before removal (-want +got):\n%s", diff)
+	}
+	removed, err := site.RemoveNetwork(bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, removed); diff != "" {
+		t.Errorf("RemoveNetwork removed (-want +got):\n%s", diff)
+	}
+	if left, err := site.NetworkLeftovers(bridge); err != nil || len(left) > 0 {
+		t.Errorf("left after RemoveNetwork: %v, %v", left, err)
+	}
 }

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -357,11 +358,11 @@ func prune(dir, toolsDir string, tools []Tool) ([]string, error) {
 			continue
 		}
 		keep := bin == current[tool] && (rest == "" || rest == ".lock")
-		if pid, ok := strings.CutPrefix(rest, ".tmp-"); ok {
-			keep = processRuns(pid)
-		}
-		if pid, ok := strings.CutPrefix(rest, ".src-"); ok {
-			keep = processRuns(pid)
+		for _, mark := range []string{".tmp-", ".src-"} {
+			if pid, ok := strings.CutPrefix(rest, mark); ok {
+				n, err := strconv.Atoi(pid)
+				keep = err == nil && ProcessRuns(n)
+			}
 		}
 		if keep {
 			continue
@@ -393,12 +394,17 @@ func cachedName(name string, current map[string]string) (tool, bin, rest string)
 	return "", "", ""
 }
 
-// processRuns reports whether the process pid runs on this machine.
-func processRuns(pid string) bool {
-	n, err := strconv.Atoi(pid)
-	if err != nil || n <= 0 {
+// ProcessRuns reports whether process pid runs on this machine: it exists
+// and has not exited (a zombie, exited and not yet reaped by its parent,
+// does not run).
+func ProcessRuns(pid int) bool {
+	if pid <= 0 {
 		return false
 	}
-	err = syscall.Kill(n, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return false
+	}
+	st, err := p.Stat()
+	return err == nil && st.State != "Z"
 }

@@ -382,3 +382,36 @@ func TestPrune(t *testing.T) {
 		t.Errorf("pruning a cache that does not exist: %v, %v", removed, err)
 	}
 }
+
+func TestProcessRuns(t *testing.T) {
+	// A child that has exited and is not reaped yet is a zombie.
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = zombie.Wait() })
+	for zombie.Process != nil {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(zombie.Process.Pid) + "/stat")
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			break
+		}
+	}
+	tests := map[string]struct {
+		reason string
+		pid    int
+		want   bool
+	}{
+		"ThisProcess": {reason: "the test itself runs", pid: os.Getpid(), want: true},
+		"Zero":        {reason: "no process has pid 0", pid: 0},
+		"Negative":    {reason: "a negative pid names a process group, not a process", pid: -1},
+		"Absent":      {reason: "above the kernel's pid_max (2^22)", pid: 1 << 30},
+		"Zombie":      {reason: "an exited child not yet reaped does not run", pid: zombie.Process.Pid},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ProcessRuns(tc.pid); got != tc.want {
+				t.Errorf("%s\nProcessRuns(%d) = %v, want %v", tc.reason, tc.pid, got, tc.want)
+			}
+		})
+	}
+}

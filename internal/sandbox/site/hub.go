@@ -67,6 +67,10 @@ type HubOptions struct {
 	// next `pulumi up` must be refused (the stack is locked), and after
 	// `pulumi cancel` the one after must bring the hub up.
 	KillFirstUp bool
+	// Progress, when set, is told as each stage of StartHub begins (one
+	// line, no newline): the sandbox shows them while a cold cache builds
+	// this checkout's function.
+	Progress func(stage string)
 }
 
 // KillAfter is how long into the FluxInstance's create KillFirstUp kills
@@ -163,6 +167,12 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 		}
 	}()
 	h.edits = []func(string) error{compressedTime, opts.Edit}
+	progress := func(stage string) {
+		if opts.Progress != nil {
+			opts.Progress(stage)
+		}
+	}
+	progress("the hub's cluster (etcd, kube-apiserver, the controllers) and the Git server")
 	if err := h.startSite(ctx, SiteOptions{Dir: opts.Dir, Name: "hub", RepoRoot: opts.RepoRoot, Network: opts.Network, Prefix: opts.Prefix,
 		Edits: h.edits}); err != nil {
 		return h, err
@@ -176,12 +186,15 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	if h.Internet, err = internet.NewInternet(opts.Dir, h.Net.HostIP.String()); err != nil {
 		return h, err
 	}
+	progress("the charts the hub installs")
 	if err := ServeCharts(ctx, h.Internet, opts.Dir); err != nil {
 		return h, err
 	}
+	progress("the Crossplane packages, this checkout's function built as its release builds it (amd64 and arm64; minutes on a cold Go cache)")
 	if _, _, err := ServePackages(ctx, h.Internet, opts.RepoRoot); err != nil {
 		return h, err
 	}
+	progress("the programs the hub's pods run")
 	images, err := PodImages(ctx, opts.RepoRoot, opts.Dir)
 	if err != nil {
 		return h, err
@@ -213,9 +226,11 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 		return h, err
 	}
 	h.kubeconfigText = string(kubeconfig)
+	progress("`pulumi up -s mgmt` through the Pulumi engine")
 	if err := h.pulumiUp(ctx, opts.Dir, opts.KillFirstUp); err != nil {
 		return h, err
 	}
+	progress("the stand-in AWS")
 	if err := h.startAWS(ctx, cfg); err != nil {
 		return h, err
 	}

@@ -1,7 +1,10 @@
 package site
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -53,21 +56,65 @@ func NewNetwork(name string, prefix netip.Prefix) (*Network, error) {
 	return n, nil
 }
 
-func (n *Network) removeStale() {
-	out, _ := exec.Command("ip", "netns", "list").Output()
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 && strings.HasPrefix(f[0], n.Bridge+"-") {
-			_ = ipCmd("netns", "del", f[0])
+func (n *Network) removeStale() { _, _ = RemoveNetwork(n.Bridge) }
+
+// namespacePrefix is what the name of every pod namespace of the network
+// whose bridge is named bridge starts with.
+func namespacePrefix(bridge string) string { return bridge + "-" }
+
+// NetworkLeftovers lists what of the network whose bridge is named bridge
+// exists on this machine: its pod namespaces, their /etc/netns directories
+// and the bridge itself, each as "network namespace N", "directory D" or
+// "bridge B".
+func NetworkLeftovers(bridge string) ([]string, error) {
+	var out []string
+	b, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("ip netns list: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], namespacePrefix(bridge)) {
+			out = append(out, "network namespace "+f[0])
 		}
 	}
-	_ = ipCmd("link", "del", n.Bridge)
-	entries, _ := os.ReadDir("/etc/netns")
+	entries, err := os.ReadDir("/etc/netns")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading /etc/netns: %w", err)
+	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), n.Bridge+"-") {
-			os.RemoveAll(filepath.Join("/etc/netns", e.Name()))
+		if strings.HasPrefix(e.Name(), namespacePrefix(bridge)) {
+			out = append(out, "directory "+filepath.Join("/etc/netns", e.Name()))
 		}
 	}
+	if _, err := net.InterfaceByName(bridge); err == nil {
+		out = append(out, "bridge "+bridge)
+	}
+	return out, nil
+}
+
+// RemoveNetwork removes what NetworkLeftovers finds (a network a killed
+// process left) and returns it.
+func RemoveNetwork(bridge string) ([]string, error) {
+	left, err := NetworkLeftovers(bridge)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, l := range left {
+		name := l[strings.LastIndex(l, " ")+1:]
+		switch {
+		case strings.HasPrefix(l, "network namespace "):
+			err = ipCmd("netns", "del", name)
+		case strings.HasPrefix(l, "directory "):
+			err = os.RemoveAll(name)
+		default:
+			err = ipCmd("link", "del", name)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return left, errors.Join(errs...)
 }
 
 // Close removes every pod namespace and the bridge.

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 )
@@ -101,4 +104,31 @@ func (g *GitServer) AuthorizeOnce(authorizedKey string) error {
 		g.authorized = append(g.authorized, k)
 	}
 	return nil
+}
+
+// HubKustomizations are the Flux Kustomizations the tree in manifests (a
+// manifests/ directory) applies on the hub: what its clusters/mgmt builds,
+// in that order. The root Kustomization the program makes (flux-system) is
+// not in the tree and not in the list.
+func HubKustomizations(manifests string) ([]string, error) {
+	return FluxKustomizations(filepath.Join(manifests, "gitops-system", "clusters", "mgmt"))
+}
+
+// FluxKustomizations are the names of the Flux Kustomizations that dir
+// builds (kustomize), in the order it builds them; none is an error.
+func FluxKustomizations(dir string) ([]string, error) {
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	var out []string
+	for _, r := range rm.Resources() {
+		if r.GetKind() == "Kustomization" && r.GetApiVersion() == "kustomize.toolkit.fluxcd.io/v1" {
+			out = append(out, r.GetName())
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s builds no Flux Kustomization", dir)
+	}
+	return out, nil
 }
