@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
-	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // Defaults of Config.
@@ -224,7 +224,7 @@ func Up(ctx context.Context, c Config, argv []string, out io.Writer) error {
 			_, _ = io.Copy(out, follow)
 			if interrupted {
 				// As Down: nothing of the sandbox stays.
-				left, rerr := site.RemoveNetwork(c.Network)
+				left, rerr := kube.RemoveNetwork(c.Network)
 				if rerr == nil {
 					rerr = os.RemoveAll(c.Dir)
 				}
@@ -330,7 +330,7 @@ func Down(ctx context.Context, c Config, out io.Writer) error {
 			}
 		}
 	}
-	left, err := site.RemoveNetwork(c.Network)
+	left, err := kube.RemoveNetwork(c.Network)
 	for _, l := range left {
 		fmt.Fprintf(out, "removed %s (left by a killed sandbox)\n", l)
 	}

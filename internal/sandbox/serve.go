@@ -30,6 +30,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -165,7 +166,7 @@ func (s *server) shutdown() {
 	for _, f := range []string{s.c.socketPath(), s.c.KubeconfigPath(), s.c.CertPath(), s.c.KnownHostsPath()} {
 		_ = os.Remove(f)
 	}
-	if left, err := site.NetworkLeftovers(s.c.Network); err != nil || len(left) > 0 {
+	if left, err := kube.NetworkLeftovers(s.c.Network); err != nil || len(left) > 0 {
 		s.logf("left after stopping: %v %v", left, err)
 	}
 	s.logf("stopped")
@@ -330,7 +331,7 @@ func (s *server) waitSynced(ctx context.Context) error {
 	s.logf("the hub's Flux syncs %d Kustomizations", len(names))
 	ready := map[string]bool{}
 	var waiting []string
-	err = site.Poll(ctx, HubSyncTimeout, func() (bool, error) {
+	err = kube.Poll(ctx, HubSyncTimeout, func() (bool, error) {
 		if err := s.hub.Exited(); err != nil {
 			return false, err
 		}

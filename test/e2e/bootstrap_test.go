@@ -23,6 +23,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/sealing"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -138,10 +139,10 @@ func isTrue(status, _ string) bool { return status == "True" }
 // waitCondition waits until condition typ of the object name (gvr, in
 // namespace ns) on cluster c satisfies ok, and returns the last state seen
 // ("<name> <typ>=<status> <reason>: <message>", or the read error).
-func waitCondition(ctx context.Context, c *site.Cluster, gvr schema.GroupVersionResource, ns, name, typ string, timeout time.Duration,
+func waitCondition(ctx context.Context, c *kube.Cluster, gvr schema.GroupVersionResource, ns, name, typ string, timeout time.Duration,
 	ok func(status, reason string) bool) (string, error) {
 	var last string
-	err := site.Poll(ctx, timeout, func() (bool, error) {
+	err := kube.Poll(ctx, timeout, func() (bool, error) {
 		o, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
@@ -186,7 +187,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 	eks := playedSpoke(t, h)
 	start := time.Now()
 	var state string
-	err := site.Poll(ctx, 8*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, 8*time.Minute, func() (bool, error) {
 		ok, s, err := stepsReady(ctx, h, claimName, "flux")
 		state = s
 		return ok, err
@@ -306,7 +307,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 	// AWS reports the table.
 	tables := h.Account.Find(tableKind, func(r aws.Resource) bool { return r.Name == reads["TABLE_NAME"] })
 	var kept, found bool
-	err = site.Poll(ctx, 30*time.Second, func() (bool, error) {
+	err = kube.Poll(ctx, 30*time.Second, func() (bool, error) {
 		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -333,7 +334,7 @@ func names(rs []aws.Resource) []string {
 
 // fluxState lists a cluster's Kustomizations and HelmReleases with their
 // Ready condition.
-func fluxState(ctx context.Context, c *site.Cluster) string {
+func fluxState(ctx context.Context, c *kube.Cluster) string {
 	var lines []string
 	for _, gvr := range []schema.GroupVersionResource{kustomizations, helmReleases} {
 		l, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})

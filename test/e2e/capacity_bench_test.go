@@ -17,6 +17,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -115,7 +116,7 @@ func addBenchClaims(b *testing.B, h *site.Hub, from, to int) {
 // composes it once AWS reports the cluster's issuer, the last stage.
 func benchStepsComposed(ctx context.Context, h *site.Hub, n int, timeout time.Duration) error {
 	var missing []string
-	err := site.Poll(ctx, timeout, func() (bool, error) {
+	err := kube.Poll(ctx, timeout, func() (bool, error) {
 		time.Sleep(10 * time.Second)
 		l, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -211,7 +212,7 @@ func takeScrape(b *testing.B, h *site.Hub) scrape {
 		}
 	}
 	for name, pids := range procs {
-		d, err := site.TreeCPU(pids...)
+		d, err := kube.TreeCPU(pids...)
 		if err != nil {
 			b.Fatal(err)
 		}

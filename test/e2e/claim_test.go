@@ -18,6 +18,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/lbsubnets"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -148,7 +149,7 @@ func claimComposed(ctx context.Context, h *site.Hub, timeout time.Duration) erro
 // claimComposedOf is claimComposed for the claim name.
 func claimComposedOf(ctx context.Context, h *site.Hub, name string, timeout time.Duration) error {
 	var last string
-	err := site.Poll(ctx, timeout, func() (bool, error) {
+	err := kube.Poll(ctx, timeout, func() (bool, error) {
 		claim, out, err := composedResourcesOf(ctx, h, name)
 		if err != nil {
 			last = err.Error()
@@ -236,7 +237,7 @@ func claimComposes(t *testing.T, h *site.Hub) {
 		start := time.Now()
 		commit(t, h, "natMode: single", "natMode: per-az", "apps-staging: a NAT gateway per zone")
 		var state string
-		err := site.Poll(ctx, 6*time.Minute, func() (bool, error) {
+		err := kube.Poll(ctx, 6*time.Minute, func() (bool, error) {
 			var ok bool
 			ok, state = privateRoutesPerZone(h.Account)
 			return ok, nil
@@ -257,7 +258,7 @@ func claimComposes(t *testing.T, h *site.Hub) {
 		start := time.Now()
 		commit(t, h, "      - m6i.large\n    min:", "      - m7i.large\n    min:", "apps-staging: m7i nodes")
 		var last string
-		err := site.Poll(ctx, 6*time.Minute, func() (bool, error) {
+		err := kube.Poll(ctx, 6*time.Minute, func() (bool, error) {
 			claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
@@ -422,7 +423,7 @@ func statusLoss(t *testing.T, h *site.Hub) {
 		time.Sleep(3 * time.Second)
 	}
 	h.AWS.Hold(kind, false)
-	if err := site.Poll(ctx, 2*time.Minute, func() (bool, error) {
+	if err := kube.Poll(ctx, 2*time.Minute, func() (bool, error) {
 		u, err := h.Cluster.Dynamic.Resource(gvr).Get(ctx, cluster.name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -478,7 +479,7 @@ func awsFaults(t *testing.T, h *site.Hub) {
 	start := time.Now()
 	h.AWS.Fail(kind, 2, "operation error EKS: UpdateNodegroupConfig, https response error StatusCode: 503, api error ServiceUnavailableException: Service Unavailable")
 	commit(t, h, "    max: 5\n", "    max: 6\n", "apps-staging: up to 6 nodes")
-	if err := site.Poll(ctx, 4*time.Minute, func() (bool, error) { return maxSize() == "6", nil }); err != nil {
+	if err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) { return maxSize() == "6", nil }); err != nil {
 		t.Fatalf("after a transient AWS error the node group's max is %s, want 6", maxSize())
 	}
 	if n := h.AWS.Pending(kind); n != 0 {
@@ -491,7 +492,7 @@ func awsFaults(t *testing.T, h *site.Hub) {
 	h.AWS.Fail(kind, -1, "operation error EKS: UpdateNodegroupConfig, https response error StatusCode: 403, "+denied)
 	commit(t, h, "    max: 6\n", "    max: 7\n", "apps-staging: up to 7 nodes")
 	var msg string
-	err := site.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		var st string
 		st, msg = synced()
 		return st == "False" && strings.Contains(msg, "node-group (NodeGroup apps-staging-nodes)") && strings.Contains(msg, denied), nil
@@ -506,7 +507,7 @@ func awsFaults(t *testing.T, h *site.Hub) {
 	t.Logf("commit to AWS's refusal on the claim: %s", time.Since(start).Round(time.Second))
 	start = time.Now()
 	// The change lands once AWS takes it again, and the claim says so.
-	if err := site.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	if err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		st, _ := synced()
 		return maxSize() == "7" && st == "True", nil
 	}); err != nil {
@@ -620,7 +621,7 @@ func upgrade(t *testing.T, h *site.Hub) {
 	start := time.Now()
 	commit(t, h, fmt.Sprintf("kubernetesVersion: %q", from), fmt.Sprintf("kubernetesVersion: %q", to), "apps-staging: Kubernetes "+to)
 	var c, n, p string
-	if err := site.Poll(ctx, 5*time.Minute, func() (bool, error) {
+	if err := kube.Poll(ctx, 5*time.Minute, func() (bool, error) {
 		c, n, p = state()
 		return c == to && n == to && p == kubeProxy, nil
 	}); err != nil {
@@ -666,7 +667,7 @@ type fluxObject struct {
 
 // requestFluxReconcile asks Flux on c to reconcile objs now, as `flux
 // reconcile` does (the reconcile.fluxcd.io/requestedAt annotation).
-func requestFluxReconcile(t testing.TB, c *site.Cluster, objs ...fluxObject) {
+func requestFluxReconcile(t testing.TB, c *kube.Cluster, objs ...fluxObject) {
 	t.Helper()
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
 	for _, o := range objs {

@@ -24,6 +24,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetcmd"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engine"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -229,7 +230,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	var rootGone time.Time
 	var claimsLeft []string
 	broken := false
-	err = site.Poll(ctx, 20*time.Minute, func() (bool, error) {
+	err = kube.Poll(ctx, 20*time.Minute, func() (bool, error) {
 		l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
@@ -479,7 +480,7 @@ func spokeWorkloadsRun(t *testing.T, h *site.Hub) {
 	for _, part := range compose.BreakGlassParts() {
 		name := compose.BootstrapName(claimName, part)
 		var state string
-		err := site.Poll(ctx, 10*time.Minute, func() (bool, error) {
+		err := kube.Poll(ctx, 10*time.Minute, func() (bool, error) {
 			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				state = err.Error()

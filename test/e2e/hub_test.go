@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -142,7 +143,7 @@ func hubSynced(ctx context.Context, h *site.Hub, timeout time.Duration) error {
 	readyAt := map[string]time.Time{}
 	var ks map[string]*unstructured.Unstructured
 	var missing []string
-	err = site.Poll(ctx, timeout, func() (bool, error) {
+	err = kube.Poll(ctx, timeout, func() (bool, error) {
 		if err := h.Exited(); err != nil {
 			return false, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -29,7 +30,7 @@ func hubDown(t *testing.T, h *site.Hub) {
 		if err := api.Start(); err != nil {
 			t.Fatalf("restart the hub's API server: %v", err)
 		}
-		err := site.Poll(ctx, 90*time.Second, func() (bool, error) {
+		err := kube.Poll(ctx, 90*time.Second, func() (bool, error) {
 			body, err := h.Cluster.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 			return err == nil && string(body) == "ok", nil
 		})
@@ -50,7 +51,7 @@ func hubDown(t *testing.T, h *site.Hub) {
 	start := time.Now()
 	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
 	var last string
-	err := site.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		dep, err := eks.Cluster.Kube.AppsV1().Deployments(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil

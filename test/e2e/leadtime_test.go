@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -175,7 +176,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 	// on the spoke (its own Crossplane, providers, load balancer
 	// controller).
 	var state string
-	err = site.Poll(ctx, 10*time.Minute, func() (bool, error) {
+	err = kube.Poll(ctx, 10*time.Minute, func() (bool, error) {
 		ok, s, err := stepsReady(ctx, h, claimName, "sync")
 		state = s
 		return ok, err
@@ -184,7 +185,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 		t.Fatalf("bootstrap steps up to sync: %v\n%s\nthe spoke:\n%s", err, state, fluxState(ctx, eks.Cluster))
 	}
 	var toolsReady time.Time
-	if err := site.Poll(ctx, 10*time.Second, func() (bool, error) {
+	if err := kube.Poll(ctx, 10*time.Second, func() (bool, error) {
 		at, ok := clock.first("sync")
 		toolsReady = at
 		return ok, nil
@@ -227,7 +228,7 @@ func holdNodes(ctx context.Context, t *testing.T, h *site.Hub, eks *site.EKS, ek
 	out := make(chan heldNodes, 1)
 	go func() {
 		var readyAt time.Time
-		err := site.Poll(ctx, 15*time.Minute, func() (bool, error) {
+		err := kube.Poll(ctx, 15*time.Minute, func() (bool, error) {
 			found := h.Account.Find("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
 			if len(found) == 1 {
 				readyAt = found[0].ReadyAt

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // planted are the errors TestHubFailsOnPlantedErrors plants in the tree,
@@ -111,7 +111,7 @@ func TestHubFailsOnPlantedErrors(t *testing.T) {
 	// (workload-clusters applied it) and the planted Kustomizations have
 	// been reconciled.
 	var hubErr, claimErr error
-	err := site.Poll(ctx, 10*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, 10*time.Minute, func() (bool, error) {
 		if err := h.Exited(); err != nil {
 			return false, err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -121,7 +122,7 @@ func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 
 	// Once AWS is creating the control plane, kill what composes it.
 	var creating time.Time
-	err := site.Poll(ctx, 3*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, 3*time.Minute, func() (bool, error) {
 		if c := kindsOf(h.Account, name)["eks.aws.upbound.io/Cluster"]; c > 0 {
 			creating = time.Now()
 			return true, nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/sealing"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
@@ -63,7 +64,7 @@ func sealedFor(t *testing.T, cert, name, value string) *unstructured.Unstructure
 
 // controllerPIDs are the Sealed Secrets controller's process IDs on a
 // cluster's pods.
-func controllerPIDs(pods *site.PodRunner) []int {
+func controllerPIDs(pods *kube.PodRunner) []int {
 	var out []int
 	for _, p := range pods.Procs(sealingkey.Namespace, sealingkey.ControllerName) {
 		out = append(out, p.PID())
@@ -88,8 +89,8 @@ func rotation(t *testing.T, h *site.Hub) {
 	// own.
 	clusters := []struct {
 		name    string
-		cluster *site.Cluster
-		pods    *site.PodRunner
+		cluster *kube.Cluster
+		pods    *kube.PodRunner
 		keyName func(string) string
 	}{
 		{"the hub", h.Cluster, h.Pods, func(n string) string { return n }},
@@ -146,7 +147,7 @@ func rotation(t *testing.T, h *site.Hub) {
 		previousSecret := c.keyName(sealingkey.PreviousSecretName(rotatedKeyID, oldID))
 		oldActive := c.keyName(sealingkey.ActiveSecretName(oldID))
 		var last string
-		err := site.Poll(ctx, 3*time.Minute, func() (bool, error) {
+		err := kube.Poll(ctx, 3*time.Minute, func() (bool, error) {
 			active, err := c.cluster.Kube.CoreV1().Secrets(sealingkey.Namespace).Get(ctx, activeSecret, metav1.GetOptions{})
 			if err != nil {
 				last = err.Error()
@@ -193,7 +194,7 @@ func rotation(t *testing.T, h *site.Hub) {
 	for _, c := range clusters {
 		for _, s := range seals {
 			var last string
-			err := site.Poll(ctx, 2*time.Minute, func() (bool, error) {
+			err := kube.Poll(ctx, 2*time.Minute, func() (bool, error) {
 				got, err := c.cluster.Kube.CoreV1().Secrets("default").Get(ctx, s.name, metav1.GetOptions{})
 				if err != nil {
 					last = err.Error()
@@ -220,7 +221,7 @@ func rotation(t *testing.T, h *site.Hub) {
 }
 
 // tail is the last n lines of each process's log.
-func tail(procs []*site.Proc, n int) []string {
+func tail(procs []*kube.Proc, n int) []string {
 	var out []string
 	for _, p := range procs {
 		out = append(out, "--- "+p.Name+"\n"+p.Tail(n))

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -163,8 +164,8 @@ func TestSandbox(t *testing.T) {
 		}
 		// Interrupted while the hub's processes start: the bridge, etcd
 		// and the API server exist by then.
-		err := site.Poll(ctx, sandboxInterruptWithin, func() (bool, error) {
-			left, err := site.NetworkLeftovers(sandboxNetwork)
+		err := kube.Poll(ctx, sandboxInterruptWithin, func() (bool, error) {
+			left, err := kube.NetworkLeftovers(sandboxNetwork)
 			return len(left) > 0 && len(processesUnder(f.dir)) > 2, err
 		})
 		if err != nil {
@@ -178,7 +179,7 @@ func TestSandbox(t *testing.T) {
 		if err == nil || !strings.Contains(out.String(), "interrupted: the sandbox stopped, and nothing it made is left") {
 			t.Errorf("up after Ctrl-C: %v, want a failure saying the sandbox stopped and nothing is left:\n%s", err, out.String())
 		}
-		left, err := site.NetworkLeftovers(sandboxNetwork)
+		left, err := kube.NetworkLeftovers(sandboxNetwork)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +251,7 @@ func TestSandbox(t *testing.T) {
 	// The hub sees it too: `fleet status` from the claim's and the
 	// bootstrap's conditions, all Ready (exit 0).
 	var hub string
-	err = site.Poll(ctx, sandboxSpokeTimeout, func() (bool, error) {
+	err = kube.Poll(ctx, sandboxSpokeTimeout, func() (bool, error) {
 		var code int
 		code, hub = f.run(t, ctx, "status", "--kubeconfig", filepath.Join(f.dir, "hub.kubeconfig"))
 		return code == 0, nil
@@ -270,7 +271,7 @@ func TestSandbox(t *testing.T) {
 
 	down := f.must(t, ctx, "sandbox", "down")
 	t.Log(down)
-	left, err := site.NetworkLeftovers(sandboxNetwork)
+	left, err := kube.NetworkLeftovers(sandboxNetwork)
 	if err != nil {
 		t.Fatal(err)
 	}

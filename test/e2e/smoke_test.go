@@ -12,19 +12,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 func TestSmokeCluster(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	start := time.Now()
-	n, err := site.NewNetwork("e2esmoke", netip.MustParsePrefix("10.201.0.0/16"))
+	n, err := kube.NewNetwork("e2esmoke", netip.MustParsePrefix("10.201.0.0/16"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	c, err := site.StartCluster(ctx, t.TempDir(), "hub", site.ClusterOptions{Network: n, PodCIDR: "10.201.16.1/20"})
+	c, err := kube.StartCluster(ctx, t.TempDir(), "hub", kube.ClusterOptions{Network: n, PodCIDR: "10.201.16.1/20"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSmokeCluster(t *testing.T) {
 	if _, err := c.Kube.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = site.Poll(ctx, 60*time.Second, func() (bool, error) {
+	err = kube.Poll(ctx, 60*time.Second, func() (bool, error) {
 		got, err := c.Kube.AppsV1().Deployments("default").Get(ctx, "x", metav1.GetOptions{})
 		return err == nil && got.Status.AvailableReplicas == 1, nil
 	})
@@ -65,7 +65,7 @@ func TestSmokeCluster(t *testing.T) {
 func TestRemoveNetworkAfterKill(t *testing.T) {
 	t.Parallel()
 	const bridge = "e2enet"
-	n, err := site.NewNetwork(bridge, netip.MustParsePrefix("10.208.0.0/16"))
+	n, err := kube.NewNetwork(bridge, netip.MustParsePrefix("10.208.0.0/16"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,21 +74,21 @@ func TestRemoveNetworkAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"network namespace e2enet-pod", "directory /etc/netns/e2enet-pod", "bridge e2enet"}
-	left, err := site.NetworkLeftovers(bridge)
+	left, err := kube.NetworkLeftovers(bridge)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, left); diff != "" {
 		t.Fatalf("NetworkLeftovers before removal (-want +got):\n%s", diff)
 	}
-	removed, err := site.RemoveNetwork(bridge)
+	removed, err := kube.RemoveNetwork(bridge)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, removed); diff != "" {
 		t.Errorf("RemoveNetwork removed (-want +got):\n%s", diff)
 	}
-	if left, err := site.NetworkLeftovers(bridge); err != nil || len(left) > 0 {
+	if left, err := kube.NetworkLeftovers(bridge); err != nil || len(left) > 0 {
 		t.Errorf("left after RemoveNetwork: %v, %v", left, err)
 	}
 }

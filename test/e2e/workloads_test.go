@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
@@ -92,12 +93,12 @@ func TestWorkloadsIdentityIsConfined(t *testing.T) {
 	folder := pathEnding(t, built, "gitops-workloads/clusters/apps-staging")
 	instance := pathEnding(t, built, "spoke-bootstrap/flux")
 
-	n, err := site.NewNetwork("e2ework", netip.MustParsePrefix("10.204.0.0/16"))
+	n, err := kube.NewNetwork("e2ework", netip.MustParsePrefix("10.204.0.0/16"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	c, err := site.StartCluster(ctx, t.TempDir(), "spoke", site.ClusterOptions{Network: n, PodCIDR: "10.204.16.1/20"})
+	c, err := kube.StartCluster(ctx, t.TempDir(), "spoke", kube.ClusterOptions{Network: n, PodCIDR: "10.204.16.1/20"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
 	// that got through is removed as admin: the policy may refuse the
 	// workloads identity's delete, having loaded in between.
 	probe := mustYAML(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: probe, namespace: default}\n")
-	if err := site.Poll(ctx, time.Minute, func() (bool, error) {
+	if err := kube.Poll(ctx, time.Minute, func() (bool, error) {
 		err := apply(probe)
 		if err == nil {
 			return false, c.Client.Delete(ctx, probe.DeepCopy())
@@ -387,14 +388,14 @@ rules: [{apiGroups: [""], resources: [secrets], verbs: [get]}]`,
 		t.Fatal(err)
 	}
 	planted := mustYAML(t, tests["object in kube-system"].obj)
-	if err := site.Poll(ctx, time.Minute, func() (bool, error) { return apply(planted) == nil, nil }); err != nil {
+	if err := kube.Poll(ctx, time.Minute, func() (bool, error) { return apply(planted) == nil, nil }); err != nil {
 		t.Errorf("with the policy unbound a ConfigMap in kube-system is still refused: the test cannot tell the policy works")
 	}
 }
 
 func mustYAML(t *testing.T, s string) *unstructured.Unstructured {
 	t.Helper()
-	objs, err := site.DecodeYAML([]byte(s))
+	objs, err := kube.DecodeYAML([]byte(s))
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("decode %q: %v (%d objects)", s, err, len(objs))
 	}
@@ -532,7 +533,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 	}
 	start := time.Now()
 	for _, k := range []string{"workloads", "demo"} {
-		if err := site.Poll(ctx, 4*time.Minute, ready(k)); err != nil {
+		if err := kube.Poll(ctx, 4*time.Minute, ready(k)); err != nil {
 			t.Fatalf("%s never Ready: %v\n%s", k, err, describe())
 		}
 	}
@@ -576,7 +577,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 	}
 	reconcile()
 	start = time.Now()
-	if err := site.Poll(ctx, 4*time.Minute, func() (bool, error) { return len(left()) == 0, nil }); err != nil {
+	if err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) { return len(left()) == 0, nil }); err != nil {
 		t.Fatalf("the team left the cluster folder but %v stay on the spoke\n%s", left(), describe())
 	}
 	t.Logf("team gone in %s", time.Since(start).Round(time.Second))
@@ -590,14 +591,14 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 		t.Fatal(err)
 	}
 	reconcile()
-	if err := site.Poll(ctx, 4*time.Minute, ready("demo")); err != nil {
+	if err := kube.Poll(ctx, 4*time.Minute, ready("demo")); err != nil {
 		t.Fatalf("the team never came back: %v\n%s", err, describe())
 	}
 	if err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Delete(ctx, "workloads", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	err = site.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err = kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
 		_, err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Get(ctx, "workloads", metav1.GetOptions{})
 		if err == nil {
 			return false, nil

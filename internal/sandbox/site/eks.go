@@ -23,6 +23,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/spokeiam"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // EKS is a spoke's EKS cluster as the hub's bootstrap reaches it, played by
@@ -49,8 +50,8 @@ type EKS struct {
 	// Spoke is the claim's name; ARN and Issuer are what the stand-in
 	// account reports for its EKS cluster.
 	Spoke, ARN, Issuer string
-	Cluster            *Cluster
-	Pods               *PodRunner
+	Cluster            *kube.Cluster
+	Pods               *kube.PodRunner
 	// AWS plays the provider family's controllers the spoke's own
 	// Crossplane installs, against the hub's stand-in account (one
 	// account, as in the product).
@@ -61,7 +62,7 @@ type EKS struct {
 
 	operator *FluxOperator
 	mu       sync.Mutex
-	flux     map[string]*Proc
+	flux     map[string]*kube.Proc
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -118,24 +119,24 @@ func claimRegion(repoRoot, spoke string) (string, error) {
 
 // startEKS brings up the cluster that plays opts.Spoke's EKS cluster in
 // region and points the hub's bootstrap at it.
-func (h *Hub) startEKS(ctx context.Context, dir, region string, images map[string]Image, opts EKSOptions) (e *EKS, err error) {
+func (h *Hub) startEKS(ctx context.Context, dir, region string, images map[string]kube.Image, opts EKSOptions) (e *EKS, err error) {
 	env, err := h.HubEnv()
 	if err != nil {
 		return nil, err
 	}
-	e = &EKS{Spoke: opts.Spoke, ARN: spokeiam.ClusterARN(env, region, opts.Spoke), flux: map[string]*Proc{}}
+	e = &EKS{Spoke: opts.Spoke, ARN: spokeiam.ClusterARN(env, region, opts.Spoke), flux: map[string]*kube.Proc{}}
 	_, e.Issuer = aws.EKSCluster(e.ARN, spokeiam.ClusterName(env, opts.Spoke), region)
 	defer func() {
 		if err != nil {
 			e.Stop()
 		}
 	}()
-	if e.Cluster, err = StartCluster(ctx, dir, "eks-"+opts.Spoke, ClusterOptions{Network: h.Net, PodCIDR: opts.PodCIDR.String(), Issuer: e.Issuer}); err != nil {
+	if e.Cluster, err = kube.StartCluster(ctx, dir, "eks-"+opts.Spoke, kube.ClusterOptions{Network: h.Net, PodCIDR: opts.PodCIDR.String(), Issuer: e.Issuer}); err != nil {
 		return e, err
 	}
-	e.Pods = &PodRunner{Cluster: e.Cluster, Net: h.Net, Dir: e.Cluster.Dir, Images: images,
+	e.Pods = &kube.PodRunner{Cluster: e.Cluster, Net: h.Net, Dir: e.Cluster.Dir, Images: images,
 		Env:   h.Internet.Env(h.Net.Prefix.String()),
-		Hosts: func() []byte { return ServiceHosts(context.Background(), e.Cluster) }}
+		Hosts: func() []byte { return kube.ServiceHosts(context.Background(), e.Cluster) }}
 	if err := e.Pods.Start(context.Background()); err != nil {
 		return e, err
 	}
@@ -202,10 +203,10 @@ func (e *EKS) Stop() {
 }
 
 // Flux returns the spoke's Flux controllers started so far.
-func (e *EKS) Flux() map[string]*Proc {
+func (e *EKS) Flux() map[string]*kube.Proc {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := map[string]*Proc{}
+	out := map[string]*kube.Proc{}
 	for k, v := range e.flux {
 		out[k] = v
 	}
@@ -245,7 +246,7 @@ func (e *EKS) Logs() string {
 	logs, _ := filepath.Glob(filepath.Join(e.Cluster.Dir, "pods", "*", "*.log"))
 	sort.Strings(logs)
 	for _, l := range logs {
-		p := &Proc{LogPath: l}
+		p := &kube.Proc{LogPath: l}
 		fmt.Fprintf(&b, "--- %s %s\n%s\n", e.Spoke, strings.TrimPrefix(l, e.Cluster.Dir), p.Tail(15))
 	}
 	for name, p := range e.Flux() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // FluxInstallation is what the Flux Operator installs for a FluxInstance,
@@ -75,5 +76,5 @@ func FluxInstallation(ctx context.Context, instance *unstructured.Unstructured) 
 	if err != nil {
 		return nil, err
 	}
-	return DecodeYAML(out)
+	return kube.DecodeYAML(out)
 }

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // FluxInstanceFinalizer is the Flux Operator's finalizer on a FluxInstance
@@ -46,7 +48,7 @@ var (
 // other than the Ready condition (with its observedGeneration) and
 // lastAppliedRevision, and the migration of stored versions.
 type FluxOperator struct {
-	c *Cluster
+	c *kube.Cluster
 	// OnInstall is called with what was installed, before the instance is
 	// reported Ready: the suite runs the Flux controllers as local
 	// processes, which an applied Deployment does not start.
@@ -67,7 +69,7 @@ type FluxOperator struct {
 
 // NewFluxOperator makes the stand-in for c; Start runs it. It logs to
 // c.Dir.
-func NewFluxOperator(c *Cluster) *FluxOperator {
+func NewFluxOperator(c *kube.Cluster) *FluxOperator {
 	return &FluxOperator{c: c, installed: map[types.UID][]*unstructured.Unstructured{}, done: make(chan struct{})}
 }
 
@@ -270,7 +272,7 @@ func (o *FluxOperator) uninstall(ctx context.Context, fi *unstructured.Unstructu
 		}
 	}
 	// Step 4: the CRDs gone.
-	err := Poll(ctx, 5*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, 5*time.Minute, func() (bool, error) {
 		for _, crd := range crds {
 			_, err := o.c.Dynamic.Resource(crdGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
 			if !apierrors.IsNotFound(err) {

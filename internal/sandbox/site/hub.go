@@ -36,6 +36,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engine"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engineconfig"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/internet"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 )
 
@@ -91,7 +92,7 @@ type Hub struct {
 	Site
 	Bootstrap *HubBootstrap
 	Internet  *internet.Internet
-	Pods      *PodRunner
+	Pods      *kube.PodRunner
 	// AWS plays the provider family's controllers against Account.
 	AWS     *aws.Provider
 	Account *aws.Ledger
@@ -105,7 +106,7 @@ type Hub struct {
 	// dir and images are where StartHub put the hub and the programs its
 	// pods run, for AddEKS.
 	dir    string
-	images map[string]Image
+	images map[string]kube.Image
 	// edits are what StartHub changed in the served tree, made again by
 	// PushTree.
 	edits []func(string) error
@@ -211,9 +212,9 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	if _, err := binaries.BuildAll(ctx, binaries.Parallel, tools...); err != nil {
 		return h, err
 	}
-	h.Pods = &PodRunner{Cluster: h.Cluster, Net: h.Net, Dir: opts.Dir, Images: images,
+	h.Pods = &kube.PodRunner{Cluster: h.Cluster, Net: h.Net, Dir: opts.Dir, Images: images,
 		Env:   h.Internet.Env(h.Net.Prefix.String()),
-		Hosts: func() []byte { return ServiceHosts(context.Background(), h.Cluster) }}
+		Hosts: func() []byte { return kube.ServiceHosts(context.Background(), h.Cluster) }}
 	if err := h.Pods.Start(context.Background()); err != nil {
 		return h, err
 	}
@@ -653,7 +654,7 @@ func (h *Hub) Logs(dir string) string {
 	var b strings.Builder
 	logs, _ := filepath.Glob(filepath.Join(dir, "pods", "*", "*.log"))
 	for _, l := range logs {
-		p := &Proc{LogPath: l}
+		p := &kube.Proc{LogPath: l}
 		fmt.Fprintf(&b, "--- %s\n%s\n", strings.TrimPrefix(l, dir), p.Tail(15))
 	}
 	return b.String()
@@ -689,8 +690,8 @@ func (h *Hub) startFlux(ctx context.Context) error {
 // in the Flux installation fluxObjects (FluxInstallation) but addresses on
 // loopback and leader election off; env is added to theirs. It returns
 // what it started, also on error.
-func StartFlux(ctx context.Context, dir, kubeconfig string, fluxObjects []*unstructured.Unstructured, env []string, tools ...binaries.Tool) (map[string]*Proc, error) {
-	started := map[string]*Proc{}
+func StartFlux(ctx context.Context, dir, kubeconfig string, fluxObjects []*unstructured.Unstructured, env []string, tools ...binaries.Tool) (map[string]*kube.Proc, error) {
+	started := map[string]*kube.Proc{}
 	if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o755); err != nil {
 		return started, err
 	}
@@ -723,7 +724,7 @@ func StartFlux(ctx context.Context, dir, kubeconfig string, fluxObjects []*unstr
 		if err != nil {
 			return started, err
 		}
-		proc := newProc(dir, tool.Name, bin, append(args, local...)...)
+		proc := kube.NewProc(dir, tool.Name, bin, append(args, local...)...)
 		proc.Env = append([]string{"KUBECONFIG=" + kubeconfig, "RUNTIME_NAMESPACE=flux-system", "HOME=" + dir}, env...)
 		if err := proc.Start(); err != nil {
 			return started, err

@@ -14,6 +14,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/build/upstream"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/internet"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // Function modules as the functions publish their packages.
@@ -110,7 +111,7 @@ func ServePackages(ctx context.Context, in *internet.Internet, repoRoot string) 
 // RBAC manager, the pinned functions and this project's function (built
 // from the repository into dir), External Secrets and the Sealed Secrets
 // controller.
-func PodImages(ctx context.Context, repoRoot, dir string) (map[string]Image, error) {
+func PodImages(ctx context.Context, repoRoot, dir string) (map[string]kube.Image, error) {
 	fn := filepath.Join(dir, "function-workload-cluster")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", fn, "./functions/workload-cluster")
 	cmd.Dir = repoRoot
@@ -124,7 +125,7 @@ func PodImages(ctx context.Context, repoRoot, dir string) (map[string]Image, err
 	// The image's filesystem (cluster/images/crossplane/Dockerfile copies
 	// cluster/crds and cluster/webhookconfigurations to /).
 	xpFiles := map[string]string{"/crds": filepath.Join(xp, "cluster", "crds"), "/webhookconfigurations": filepath.Join(xp, "cluster", "webhookconfigurations")}
-	return map[string]Image{
+	return map[string]kube.Image{
 		"xpkg.crossplane.io/crossplane/crossplane":                                {Tool: binaries.Crossplane, Tags: []string{"v" + versions.Crossplane}, Files: xpFiles},
 		"xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform":      {Tool: binaries.PatchAndTransform, Tags: []string{"v" + versions.FunctionPatchAndTransform}},
 		"xpkg.crossplane.io/crossplane-contrib/function-auto-ready":               {Tool: binaries.AutoReady, Tags: []string{"v" + versions.FunctionAutoReady}},

@@ -18,6 +18,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/components/managementcluster"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
@@ -111,7 +112,7 @@ func ClusterARN(info clusterinfo.Values[string]) string {
 // CheckApplied compares what the mocks captured with what is on the
 // cluster: every field of each captured object must be there with the same
 // value (a Secret's stringData as its data). It returns every difference.
-func CheckApplied(ctx context.Context, c *Cluster, objs []*unstructured.Unstructured) error {
+func CheckApplied(ctx context.Context, c *kube.Cluster, objs []*unstructured.Unstructured) error {
 	var diffs []string
 	for _, want := range objs {
 		got := &unstructured.Unstructured{}
@@ -174,7 +175,7 @@ func subsetDiff(path string, want, got any) []string {
 }
 
 // Left lists the objects of objs still on the cluster.
-func Left(ctx context.Context, c *Cluster, objs []*unstructured.Unstructured) ([]string, error) {
+func Left(ctx context.Context, c *kube.Cluster, objs []*unstructured.Unstructured) ([]string, error) {
 	var left []string
 	for _, o := range objs {
 		u := &unstructured.Unstructured{}

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // kubeconfigSubstitute is the one field the suite substitutes in what the
@@ -41,7 +43,7 @@ const kubeconfigWebhookName = "e2e-eks-kubeconfig"
 
 // startKubeconfigSubstitute serves the webhook on the hub's host address
 // with a certificate of the hub's CA and registers it with the hub.
-func startKubeconfigSubstitute(ctx context.Context, c *Cluster) (*kubeconfigSubstitute, error) {
+func startKubeconfigSubstitute(ctx context.Context, c *kube.Cluster) (*kubeconfigSubstitute, error) {
 	k := &kubeconfigSubstitute{names: map[string]bool{}}
 	host := c.Net.HostIP.String()
 	pair, err := c.CA.Issue("e2e-kubeconfig-webhook", nil, host)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/netip"
 	"path/filepath"
+
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // Site is what a hub and a spoke both run on: a pod network, a cluster
@@ -11,11 +13,11 @@ import (
 // serving the repository's manifests/ and the Flux controllers started on
 // the cluster.
 type Site struct {
-	Net     *Network
-	Cluster *Cluster
+	Net     *kube.Network
+	Cluster *kube.Cluster
 	Git     *GitServer
 	Repo    *Repo
-	Flux    map[string]*Proc
+	Flux    map[string]*kube.Proc
 }
 
 // SiteOptions places a site.
@@ -35,8 +37,8 @@ type SiteOptions struct {
 // startSite brings up the network, the cluster and the Git server with
 // the repository committed. On error what started is left for stop.
 func (s *Site) startSite(ctx context.Context, opts SiteOptions) (err error) {
-	s.Flux = map[string]*Proc{}
-	if s.Net, err = NewNetwork(opts.Network, opts.Prefix); err != nil {
+	s.Flux = map[string]*kube.Proc{}
+	if s.Net, err = kube.NewNetwork(opts.Network, opts.Prefix); err != nil {
 		return err
 	}
 	// Pods take addresses from the prefix's second /20 (the first holds
@@ -45,7 +47,7 @@ func (s *Site) startSite(ctx context.Context, opts SiteOptions) (err error) {
 	a[2] += 16
 	a[3] = 1
 	podCIDR := netip.PrefixFrom(netip.AddrFrom4(a), 20)
-	if s.Cluster, err = StartCluster(ctx, opts.Dir, opts.Name, ClusterOptions{Network: s.Net, PodCIDR: podCIDR.String()}); err != nil {
+	if s.Cluster, err = kube.StartCluster(ctx, opts.Dir, opts.Name, kube.ClusterOptions{Network: s.Net, PodCIDR: podCIDR.String()}); err != nil {
 		return err
 	}
 	if s.Git, err = NewGitServer(filepath.Join(opts.Dir, "git"), s.Net.HostIP.String()); err != nil {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // SpokeOptions configures StartSpoke.
@@ -77,7 +78,7 @@ func StartSpoke(ctx context.Context, opts SpokeOptions) (s *Spoke, err error) {
 	if err := s.Git.Authorize(authorized); err != nil {
 		return s, err
 	}
-	source, err := DecodeYAML(fmt.Appendf(nil, `apiVersion: v1
+	source, err := kube.DecodeYAML(fmt.Appendf(nil, `apiVersion: v1
 kind: Namespace
 metadata: {name: flux-system}
 ---

@@ -5,11 +5,8 @@ import (
 	"slices"
 
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
-
-// clusterTools are the programs every cluster runs: etcd, the control
-// plane and kwok's node and pod stages.
-var clusterTools = []binaries.Tool{binaries.Etcd, binaries.KubeAPIServer, binaries.KubeControllerManager, binaries.KubeScheduler, binaries.Kwok}
 
 // fluxTools are the Flux controllers the hub and the stand-in EKS run
 // (spokes run the first two).
@@ -28,7 +25,7 @@ var engineTools = []binaries.Tool{binaries.Pulumi, binaries.PulumiKubernetes}
 // first).
 func Tools() []binaries.Tool {
 	want := map[string]bool{}
-	for _, t := range slices.Concat(clusterTools, podTools, fluxTools, engineTools) {
+	for _, t := range slices.Concat(kube.Tools, podTools, fluxTools, engineTools) {
 		want[t.Name] = true
 	}
 	var tools []binaries.Tool

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 )
 
 // TestToolsCoverPodImages: every upstream program a hub pod runs is in
@@ -32,12 +34,12 @@ func TestToolsAreAll(t *testing.T) {
 	for _, tool := range Tools() {
 		got[tool.Name] = true
 	}
-	for _, tool := range slices.Concat(clusterTools, podTools, fluxTools, engineTools) {
+	for _, tool := range slices.Concat(kube.Tools, podTools, fluxTools, engineTools) {
 		if !got[tool.Name] {
 			t.Errorf("Tools() leaves out %s: is it in binaries.All?", tool.Name)
 		}
 	}
-	if n := len(clusterTools) + len(podTools) + len(fluxTools) + len(engineTools); len(got) != n {
+	if n := len(kube.Tools) + len(podTools) + len(fluxTools) + len(engineTools); len(got) != n {
 		t.Errorf("Tools() has %d programs, want %d", len(got), n)
 	}
 }

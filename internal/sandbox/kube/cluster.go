@@ -1,4 +1,4 @@
-package site
+package kube
 
 import (
 	"context"
@@ -55,6 +55,10 @@ type Cluster struct {
 	token string
 	procs []*Proc
 }
+
+// Tools are the programs every cluster runs: etcd, the control plane and
+// kwok's node and pod stages.
+var Tools = []binaries.Tool{binaries.Etcd, binaries.KubeAPIServer, binaries.KubeControllerManager, binaries.KubeScheduler, binaries.Kwok}
 
 // ClusterOptions configures StartCluster.
 type ClusterOptions struct {
@@ -126,19 +130,19 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 		return nil, err
 	}
 
-	bins, err := binaries.BuildAll(ctx, binaries.Parallel, clusterTools...)
+	bins, err := binaries.BuildAll(ctx, binaries.Parallel, Tools...)
 	if err != nil {
 		return nil, err
 	}
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
-	etcd := newProc(c.Dir, "etcd", bins["etcd"],
+	etcd := NewProc(c.Dir, "etcd", bins["etcd"],
 		"--name", name, "--data-dir", filepath.Join(c.Dir, "etcd"),
 		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
 		"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peerPort),
 		"--initial-advertise-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peerPort),
 		"--initial-cluster", fmt.Sprintf("%s=http://127.0.0.1:%d", name, peerPort),
 		"--unsafe-no-fsync", "--quota-backend-bytes", strconv.Itoa(2<<30), "--log-level", "warn")
-	api := newProc(c.Dir, "kube-apiserver", bins["kube-apiserver"],
+	api := NewProc(c.Dir, "kube-apiserver", bins["kube-apiserver"],
 		"--etcd-servers", etcdURL,
 		"--bind-address", hostIP, "--advertise-address", hostIP, "--secure-port", strconv.Itoa(apiPort),
 		"--tls-cert-file", servingCrt, "--tls-private-key-file", servingKey, "--client-ca-file", caFile,
@@ -146,11 +150,11 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 		"--service-account-issuer", c.ServiceAccountIssuer,
 		"--service-account-key-file", saPub, "--service-account-signing-key-file", saKey,
 		"--service-cluster-ip-range", "10.96.0.0/16",
-		// Webhooks and conversion reach Services through their Endpoints
-		// (ServiceRouter), not through cluster IPs nobody routes.
+		// Webhooks and conversion reach Services through their endpoints,
+		// not through cluster IPs nobody routes.
 		"--enable-aggregator-routing=true",
 		"--enable-priority-and-fairness=false", "--profiling=false", "-v=1")
-	kcm := newProc(c.Dir, "kube-controller-manager", bins["kube-controller-manager"],
+	kcm := NewProc(c.Dir, "kube-controller-manager", bins["kube-controller-manager"],
 		"--kubeconfig", c.Kubeconfig, "--authentication-kubeconfig", c.Kubeconfig, "--authorization-kubeconfig", c.Kubeconfig,
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(kcmPort),
 		"--leader-elect=false", "--use-service-account-credentials=false",
@@ -161,10 +165,10 @@ func StartCluster(ctx context.Context, dir, name string, opts ClusterOptions) (*
 		"--controllers", "*,-node-lifecycle-controller",
 		"--service-account-private-key-file", saKey, "--root-ca-file", caFile,
 		"--concurrent-gc-syncs", "20", "--concurrent-namespace-syncs", "10", "-v=1")
-	sched := newProc(c.Dir, "kube-scheduler", bins["kube-scheduler"],
+	sched := NewProc(c.Dir, "kube-scheduler", bins["kube-scheduler"],
 		"--kubeconfig", c.Kubeconfig, "--authentication-kubeconfig", c.Kubeconfig, "--authorization-kubeconfig", c.Kubeconfig,
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(schedPort), "--leader-elect=false", "-v=1")
-	kwok := newProc(c.Dir, "kwok", bins["kwok"],
+	kwok := NewProc(c.Dir, "kwok", bins["kwok"],
 		"--kubeconfig", c.Kubeconfig, "--manage-all-nodes", "--cidr", c.PodCIDR,
 		"--node-ip", "127.0.0.1", "--server-address", fmt.Sprintf("127.0.0.1:%d", kwokPort))
 	kwok.Env = []string{"HOME=" + c.Dir}

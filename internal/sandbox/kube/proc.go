@@ -1,4 +1,4 @@
-package site
+package kube
 
 import (
 	"fmt"
@@ -150,7 +150,7 @@ func (p *Proc) Tail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// newProc makes a Proc logging to dir/<name>.log.
-func newProc(dir, name, bin string, args ...string) *Proc {
+// NewProc makes a Proc logging to dir/<name>.log.
+func NewProc(dir, name, bin string, args ...string) *Proc {
 	return &Proc{Name: name, Bin: bin, Args: args, Dir: dir, LogPath: filepath.Join(dir, name+".log")}
 }

@@ -1,4 +1,4 @@
-package site
+package kube
 
 import (
 	"context"
@@ -422,7 +422,7 @@ func (r *PodRunner) container(ctx context.Context, p *corev1.Pod, rp *runningPod
 		fmt.Fprintf(&script, "mount --bind %s %s\n", shellQuote(filepath.Join(stage, strconv.Itoa(i))), shellQuote(b.dst))
 	}
 	script.WriteString("exec \"$@\"\n")
-	proc := newProc(rp.dir, c.Name, "ip", append([]string{"netns", "exec", rp.netns, "sh", "-c", script.String(), "sh", exe}, args...)...)
+	proc := NewProc(rp.dir, c.Name, "ip", append([]string{"netns", "exec", rp.netns, "sh", "-c", script.String(), "sh", exe}, args...)...)
 	proc.Env = env
 	if err := proc.Start(); err != nil {
 		return nil, err
