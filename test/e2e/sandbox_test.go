@@ -74,7 +74,8 @@ func (f fleetCLI) must(t *testing.T, ctx context.Context, args ...string) string
 
 // TestSandbox runs `fleet sandbox` as a newcomer does, with the fleet binary
 // built from this repository, in a checkout of it: bad flags and a tree
-// that fails validation are refused before anything is made; `up` brings
+// that fails validation are refused before anything is made; `up`, run as
+// the README runs it (`go run ./scripts/fleet sandbox up`), brings
 // the hub up and returns once it is synced; a second `up` is refused;
 // `cluster add` + `sandbox push` bring a spoke to its own Flux Ready;
 // `fleet status` shows it Ready from the hub's conditions; `cluster
@@ -200,11 +201,16 @@ func TestSandbox(t *testing.T) {
 	start := time.Now()
 	upCtx, cancel := context.WithTimeout(ctx, sandboxUpTimeout)
 	defer cancel()
-	up := exec.CommandContext(upCtx, f.bin, "sandbox", "up", "--dir", f.dir, "--network", sandboxNetwork, "--prefix", sandboxPrefix)
-	up.Dir = f.checkout
+	// The README's form, `go run ./scripts/fleet sandbox up`: go run
+	// removes its binary once up returns, and the sandbox's process, started
+	// from that binary, must keep running (the checkout's tree named, as go
+	// run runs in this repository; the build is the one above, cached).
+	up := exec.CommandContext(upCtx, "go", "run", "./scripts/fleet", "--tree", filepath.Join(f.checkout, "manifests"),
+		"sandbox", "up", "--dir", f.dir, "--network", sandboxNetwork, "--prefix", sandboxPrefix)
+	up.Dir = "../.."
 	out, err := up.CombinedOutput()
 	if err != nil {
-		t.Fatalf("fleet sandbox up: %v\n%s", err, out)
+		t.Fatalf("go run ./scripts/fleet sandbox up: %v\n%s", err, out)
 	}
 	t.Logf("fleet sandbox up: hub synced in %s\n%s", time.Since(start).Round(time.Second), out)
 	kustomizations, err := site.HubKustomizations("../../manifests")
