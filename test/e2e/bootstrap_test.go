@@ -187,7 +187,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 	eks := playedSpoke(t, h)
 	start := time.Now()
 	var state string
-	err := kube.Poll(ctx, 8*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, hubSyncBound, func() (bool, error) {
 		ok, s, err := stepsReady(ctx, h, claimName, "flux")
 		state = s
 		return ok, err
@@ -241,7 +241,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 	t.Logf("the spoke's key Secrets, from the hub: %v", keyNames)
 
 	// The committed example key cannot be decrypted by this environment.
-	last, err := waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, 4*time.Minute,
+	last, err := waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, commitBound,
 		func(st, reason string) bool { return st == "False" && reason == "CannotDecrypt" })
 	if err != nil {
 		t.Fatalf("the example's key, sealed for another certificate, is not reported as such on the claim: %v (last: %s)", err, last)
@@ -250,7 +250,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 
 	key := commitResealedKey(t, h)
 	resealed := time.Now()
-	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, 4*time.Minute, isTrue)
+	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, commitBound, isTrue)
 	if err != nil {
 		_, s, _ := stepsReady(ctx, h, claimName, compose.DeployKeyPart)
 		t.Fatalf("the resealed key is not Ready on the claim: %v (last: %s)\n%s", err, last, s)
@@ -266,7 +266,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 
 	// The sync step puts the spoke's own source on it; it fetches the
 	// repository with the unsealed key.
-	last, err = waitCondition(ctx, eks.Cluster, gitRepositories, "flux-system", "flux-system", "Ready", 4*time.Minute, isTrue)
+	last, err = waitCondition(ctx, eks.Cluster, gitRepositories, "flux-system", "flux-system", "Ready", commitBound, isTrue)
 	if err != nil {
 		t.Fatalf("the spoke's own GitRepository did not fetch with the unsealed key: %v (last: %s)", err, last)
 	}
@@ -274,7 +274,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 
 	// The spoke runs its own tools (spoke-tools, on its own Flux), the
 	// hub's last steps complete, and the claim is Ready.
-	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, "Ready", 10*time.Minute, isTrue)
+	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, "Ready", spokeBound, isTrue)
 	if err != nil {
 		_, s, _ := stepsReady(ctx, h, claimName, "")
 		t.Fatalf("the claim is not Ready: %v (last: %s)\nhub steps:\n%s\nthe spoke:\n%s", err, last, s, fluxState(ctx, eks.Cluster))
@@ -283,7 +283,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 
 	// The cluster folder's app: its AppInfrastructure composes, on the
 	// spoke's own Crossplane, the table and queue the app reads.
-	last, err = waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", exampleApp, "Ready", 5*time.Minute, isTrue)
+	last, err = waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", exampleApp, "Ready", composeBound, isTrue)
 	if err != nil {
 		t.Fatalf("the spoke's payment-app is not Ready: %v (last: %s)\nthe spoke:\n%s", err, last, fluxState(ctx, eks.Cluster))
 	}

@@ -208,7 +208,7 @@ func claimComposes(t *testing.T, h *site.Hub) {
 	defer stopClock()
 	clock := startStepClock(clockCtx, h)
 	start := time.Now()
-	if err := claimComposed(ctx, h, 5*time.Minute); err != nil {
+	if err := claimComposed(ctx, h, composeBound); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("claim composed in %s", time.Since(start))
@@ -228,65 +228,57 @@ func claimComposes(t *testing.T, h *site.Hub) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	t.Run("a composed spoke at rest writes nothing", func(t *testing.T) { atRest(t, h) })
+	runChain(t, exampleClaimScenarios(h, clock))
+}
 
-	t.Run("natMode per-az reroutes", func(t *testing.T) {
-		if want := 1; len(h.Account.Find("NATGateway", nil)) != want {
-			t.Fatalf("natMode single: %d NAT gateways, want %d", len(h.Account.Find("NATGateway", nil)), want)
-		}
-		start := time.Now()
-		commit(t, h, "natMode: single", "natMode: per-az", "apps-staging: a NAT gateway per zone")
-		var state string
-		err := kube.Poll(ctx, 6*time.Minute, func() (bool, error) {
-			var ok bool
-			ok, state = privateRoutesPerZone(h.Account)
-			return ok, nil
-		})
-		if err != nil {
-			t.Fatalf("private subnets not rerouted: %v\n%s", err, state)
-		}
-		t.Logf("commit to every private subnet rerouted: %s", time.Since(start))
-	})
-
-	t.Run("a used resource is not deleted", func(t *testing.T) { usageProtects(t, h) })
-
-	t.Run("the observed cluster losing its status deletes nothing", func(t *testing.T) { statusLoss(t, h) })
-	t.Run("AWS failing a call transiently, then for good", func(t *testing.T) { awsFaults(t, h) })
-	t.Run("a Kubernetes upgrade: control plane, nodes, then add-ons", func(t *testing.T) { upgrade(t, h) })
-
-	t.Run("instanceTypes change refused on the claim", func(t *testing.T) {
-		start := time.Now()
-		commit(t, h, "      - m6i.large\n    min:", "      - m7i.large\n    min:", "apps-staging: m7i nodes")
-		var last string
-		err := kube.Poll(ctx, 6*time.Minute, func() (bool, error) {
-			claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			st, reason, msg := condition(claim, compose.ResourcesSyncedCondition)
-			last = fmt.Sprintf("%s=%s %s: %s", compose.ResourcesSyncedCondition, st, reason, msg)
-			return st == "False" && strings.Contains(msg, `node-group (NodeGroup apps-staging-nodes)`) &&
-				strings.Contains(msg, `cannot change the value of the argument "instance_types.0" from "m6i.large" to "m7i.large"`), nil
-		})
-		if err != nil {
-			t.Fatalf("the refused instance types change is not on the claim: %v (last: %s)", err, last)
-		}
-		t.Logf("commit to refusal on the claim: %s; claim: %s", time.Since(start), last)
-		for _, ng := range h.Account.Find("NodeGroup", nil) {
-			if fmt.Sprint(ng.Attrs["instanceTypes"]) != "[m6i.large]" {
-				t.Errorf("node group %s changed in place to %v", ng.ID, ng.Attrs["instanceTypes"])
-			}
-		}
-	})
-
-	// Last: once its deploy key opens, the spoke runs its own tools,
-	// which would weigh on the timings above.
-	if !t.Run("the hub's bootstrap reaches the spoke", func(t *testing.T) { spokeBootstrap(t, h, clock) }) {
-		return
+// natPerAZ commits natMode per-az and waits for every private subnet to
+// route through a NAT gateway in its own zone.
+func natPerAZ(t *testing.T, h *site.Hub) {
+	ctx := context.Background()
+	if want := 1; len(h.Account.Find("NATGateway", nil)) != want {
+		t.Fatalf("natMode single: %d NAT gateways, want %d", len(h.Account.Find("NATGateway", nil)), want)
 	}
-	t.Run("a sealing-key rotation reaches every running controller", func(t *testing.T) { rotation(t, h) })
-	t.Run("a commit reaches the spoke while the hub's API server is stopped", func(t *testing.T) { hubDown(t, h) })
-	t.Run("the claim's teardown leaves nothing in the account but a protected table", func(t *testing.T) { teardown(t, h) })
+	start := time.Now()
+	commit(t, h, "natMode: single", "natMode: per-az", "apps-staging: a NAT gateway per zone")
+	var state string
+	err := kube.Poll(ctx, replaceBound, func() (bool, error) {
+		var ok bool
+		ok, state = privateRoutesPerZone(h.Account)
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("private subnets not rerouted: %v\n%s", err, state)
+	}
+	t.Logf("commit to every private subnet rerouted: %s", time.Since(start))
+}
+
+// instanceTypesRefused commits another instance type, which AWS cannot
+// change on a node group (ForceNew): the provider's refusal must reach the
+// claim, and the node group stays as it was.
+func instanceTypesRefused(t *testing.T, h *site.Hub) {
+	ctx := context.Background()
+	start := time.Now()
+	commit(t, h, "      - m6i.large\n    min:", "      - m7i.large\n    min:", "apps-staging: m7i nodes")
+	var last string
+	err := kube.Poll(ctx, replaceBound, func() (bool, error) {
+		claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		st, reason, msg := condition(claim, compose.ResourcesSyncedCondition)
+		last = fmt.Sprintf("%s=%s %s: %s", compose.ResourcesSyncedCondition, st, reason, msg)
+		return st == "False" && strings.Contains(msg, `node-group (NodeGroup apps-staging-nodes)`) &&
+			strings.Contains(msg, `cannot change the value of the argument "instance_types.0" from "m6i.large" to "m7i.large"`), nil
+	})
+	if err != nil {
+		t.Fatalf("the refused instance types change is not on the claim: %v (last: %s)", err, last)
+	}
+	t.Logf("commit to refusal on the claim: %s; claim: %s", time.Since(start), last)
+	for _, ng := range h.Account.Find("NodeGroup", nil) {
+		if fmt.Sprint(ng.Attrs["instanceTypes"]) != "[m6i.large]" {
+			t.Errorf("node group %s changed in place to %v", ng.ID, ng.Attrs["instanceTypes"])
+		}
+	}
 }
 
 // usageProtects tries to delete the claim's log group, which a
@@ -423,7 +415,7 @@ func statusLoss(t *testing.T, h *site.Hub) {
 		time.Sleep(3 * time.Second)
 	}
 	h.AWS.Hold(kind, false)
-	if err := kube.Poll(ctx, 2*time.Minute, func() (bool, error) {
+	if err := kube.Poll(ctx, settleBound, func() (bool, error) {
 		u, err := h.Cluster.Dynamic.Resource(gvr).Get(ctx, cluster.name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -479,7 +471,7 @@ func awsFaults(t *testing.T, h *site.Hub) {
 	start := time.Now()
 	h.AWS.Fail(kind, 2, "operation error EKS: UpdateNodegroupConfig, https response error StatusCode: 503, api error ServiceUnavailableException: Service Unavailable")
 	commit(t, h, "    max: 5\n", "    max: 6\n", "apps-staging: up to 6 nodes")
-	if err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) { return maxSize() == "6", nil }); err != nil {
+	if err := kube.Poll(ctx, commitBound, func() (bool, error) { return maxSize() == "6", nil }); err != nil {
 		t.Fatalf("after a transient AWS error the node group's max is %s, want 6", maxSize())
 	}
 	if n := h.AWS.Pending(kind); n != 0 {
@@ -492,7 +484,7 @@ func awsFaults(t *testing.T, h *site.Hub) {
 	h.AWS.Fail(kind, -1, "operation error EKS: UpdateNodegroupConfig, https response error StatusCode: 403, "+denied)
 	commit(t, h, "    max: 6\n", "    max: 7\n", "apps-staging: up to 7 nodes")
 	var msg string
-	err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, commitBound, func() (bool, error) {
 		var st string
 		st, msg = synced()
 		return st == "False" && strings.Contains(msg, "node-group (NodeGroup apps-staging-nodes)") && strings.Contains(msg, denied), nil
@@ -507,7 +499,7 @@ func awsFaults(t *testing.T, h *site.Hub) {
 	t.Logf("commit to AWS's refusal on the claim: %s", time.Since(start).Round(time.Second))
 	start = time.Now()
 	// The change lands once AWS takes it again, and the claim says so.
-	if err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	if err := kube.Poll(ctx, commitBound, func() (bool, error) {
 		st, _ := synced()
 		return maxSize() == "7" && st == "True", nil
 	}); err != nil {
@@ -621,7 +613,7 @@ func upgrade(t *testing.T, h *site.Hub) {
 	start := time.Now()
 	commit(t, h, fmt.Sprintf("kubernetesVersion: %q", from), fmt.Sprintf("kubernetesVersion: %q", to), "apps-staging: Kubernetes "+to)
 	var c, n, p string
-	if err := kube.Poll(ctx, 5*time.Minute, func() (bool, error) {
+	if err := kube.Poll(ctx, composeBound, func() (bool, error) {
 		c, n, p = state()
 		return c == to && n == to && p == kubeProxy, nil
 	}); err != nil {

@@ -230,7 +230,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	var rootGone time.Time
 	var claimsLeft []string
 	broken := false
-	err = kube.Poll(ctx, 20*time.Minute, func() (bool, error) {
+	err = kube.Poll(ctx, destroyBound, func() (bool, error) {
 		l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
@@ -480,7 +480,7 @@ func spokeWorkloadsRun(t *testing.T, h *site.Hub) {
 	for _, part := range compose.BreakGlassParts() {
 		name := compose.BootstrapName(claimName, part)
 		var state string
-		err := kube.Poll(ctx, 10*time.Minute, func() (bool, error) {
+		err := kube.Poll(ctx, spokeBound, func() (bool, error) {
 			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				state = err.Error()
@@ -496,7 +496,7 @@ func spokeWorkloadsRun(t *testing.T, h *site.Hub) {
 		}
 		t.Logf("%s %s (waited %s)", name, state, time.Since(start).Truncate(time.Second))
 	}
-	last, err := waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", exampleApp, "Ready", 5*time.Minute, isTrue)
+	last, err := waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", exampleApp, "Ready", composeBound, isTrue)
 	if err != nil {
 		t.Fatalf("the spoke's payment-app is not Ready: %v (last: %s)\nthe spoke:\n%s", err, last, fluxState(ctx, eks.Cluster))
 	}

@@ -239,7 +239,7 @@ func TestHubSyncsTheTree(t *testing.T) {
 	// on the hub's network, its pods in the prefix's third /20.
 	h := startHub(t, "e2ehub", "10.200.0.0/16", nil, site.EKSOptions{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.200.32.1/20")})
 	t.Logf("hub and Flux up in %s", time.Since(start))
-	if err := hubSynced(ctx, h, 8*time.Minute); err != nil {
+	if err := hubSynced(ctx, h, hubSyncBound); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("hub synced after %s", time.Since(start))

@@ -51,7 +51,7 @@ func hubDown(t *testing.T, h *site.Hub) {
 	start := time.Now()
 	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
 	var last string
-	err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, commitBound, func() (bool, error) {
 		dep, err := eks.Cluster.Kube.AppsV1().Deployments(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil

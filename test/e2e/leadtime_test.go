@@ -80,7 +80,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 	clock := startStepClock(holdCtx, h)
 	requestReconcile(t, h)
 
-	last, err := waitCondition(ctx, eks.Cluster, gitRepositories, "flux-system", "flux-system", "Ready", 10*time.Minute, isTrue)
+	last, err := waitCondition(ctx, eks.Cluster, gitRepositories, "flux-system", "flux-system", "Ready", spokeBound, isTrue)
 	if err != nil {
 		_, s, _ := stepsReady(ctx, h, claimName, "")
 		t.Fatalf("the spoke's own GitRepository is not Ready: %v (last: %s)\nhub steps:\n%s", err, last, s)
@@ -176,7 +176,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 	// on the spoke (its own Crossplane, providers, load balancer
 	// controller).
 	var state string
-	err = kube.Poll(ctx, 10*time.Minute, func() (bool, error) {
+	err = kube.Poll(ctx, spokeBound, func() (bool, error) {
 		ok, s, err := stepsReady(ctx, h, claimName, "sync")
 		state = s
 		return ok, err
@@ -228,7 +228,7 @@ func holdNodes(ctx context.Context, t *testing.T, h *site.Hub, eks *site.EKS, ek
 	out := make(chan heldNodes, 1)
 	go func() {
 		var readyAt time.Time
-		err := kube.Poll(ctx, 15*time.Minute, func() (bool, error) {
+		err := kube.Poll(ctx, spokeBound, func() (bool, error) {
 			found := h.Account.Find("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
 			if len(found) == 1 {
 				readyAt = found[0].ReadyAt

@@ -111,7 +111,7 @@ func TestHubFailsOnPlantedErrors(t *testing.T) {
 	// (workload-clusters applied it) and the planted Kustomizations have
 	// been reconciled.
 	var hubErr, claimErr error
-	err := kube.Poll(ctx, 10*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, hubSyncBound, func() (bool, error) {
 		if err := h.Exited(); err != nil {
 			return false, err
 		}

@@ -122,7 +122,7 @@ func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 
 	// Once AWS is creating the control plane, kill what composes it.
 	var creating time.Time
-	err := kube.Poll(ctx, 3*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, settleBound, func() (bool, error) {
 		if c := kindsOf(h.Account, name)["eks.aws.upbound.io/Cluster"]; c > 0 {
 			creating = time.Now()
 			return true, nil
@@ -152,7 +152,7 @@ func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 		t.Fatalf("killed %v: want Crossplane's core and the function", killed)
 	}
 	t.Logf("killed %v %s after AWS began creating the control plane", killed, time.Since(creating).Truncate(time.Millisecond))
-	if err := claimComposedOf(ctx, h, name, 5*time.Minute); err != nil {
+	if err := claimComposedOf(ctx, h, name, composeBound); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("composed %s after the kill", time.Since(creating).Truncate(time.Second))

@@ -147,7 +147,7 @@ func rotation(t *testing.T, h *site.Hub) {
 		previousSecret := c.keyName(sealingkey.PreviousSecretName(rotatedKeyID, oldID))
 		oldActive := c.keyName(sealingkey.ActiveSecretName(oldID))
 		var last string
-		err := kube.Poll(ctx, 3*time.Minute, func() (bool, error) {
+		err := kube.Poll(ctx, settleBound, func() (bool, error) {
 			active, err := c.cluster.Kube.CoreV1().Secrets(sealingkey.Namespace).Get(ctx, activeSecret, metav1.GetOptions{})
 			if err != nil {
 				last = err.Error()
@@ -194,7 +194,7 @@ func rotation(t *testing.T, h *site.Hub) {
 	for _, c := range clusters {
 		for _, s := range seals {
 			var last string
-			err := kube.Poll(ctx, 2*time.Minute, func() (bool, error) {
+			err := kube.Poll(ctx, settleBound, func() (bool, error) {
 				got, err := c.cluster.Kube.CoreV1().Secrets("default").Get(ctx, s.name, metav1.GetOptions{})
 				if err != nil {
 					last = err.Error()

@@ -122,7 +122,7 @@ func teardown(t *testing.T, h *site.Hub) {
 	var left []string
 	// When each bootstrap step was gone from the hub.
 	stepGone := map[string]time.Duration{}
-	err := kube.Poll(ctx, 15*time.Minute, func() (bool, error) {
+	err := kube.Poll(ctx, teardownBound, func() (bool, error) {
 		for _, st := range compose.BootstrapSteps() {
 			if _, seen := stepGone[st.Part]; seen {
 				continue
@@ -413,7 +413,7 @@ func extendApp(t *testing.T, h *site.Hub) {
 	start := time.Now()
 	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
 	var lbs []aws.Resource
-	err = kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err = kube.Poll(ctx, commitBound, func() (bool, error) {
 		lbs = h.Account.Find(aws.LoadBalancerKind, func(r aws.Resource) bool { return r.Owner == "service payments/payment-app-nlb" })
 		return len(lbs) == 1, nil
 	})
@@ -443,7 +443,7 @@ func extendApp(t *testing.T, h *site.Hub) {
 	var reported any
 	var ready, reason, msg string
 	var tables []aws.Resource
-	err = kube.Poll(ctx, 2*time.Minute, func() (bool, error) {
+	err = kube.Poll(ctx, settleBound, func() (bool, error) {
 		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, keptClaim, metav1.GetOptions{})
 		if err != nil {
 			return false, nil

@@ -533,7 +533,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 	}
 	start := time.Now()
 	for _, k := range []string{"workloads", "demo"} {
-		if err := kube.Poll(ctx, 4*time.Minute, ready(k)); err != nil {
+		if err := kube.Poll(ctx, commitBound, ready(k)); err != nil {
 			t.Fatalf("%s never Ready: %v\n%s", k, err, describe())
 		}
 	}
@@ -577,7 +577,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 	}
 	reconcile()
 	start = time.Now()
-	if err := kube.Poll(ctx, 4*time.Minute, func() (bool, error) { return len(left()) == 0, nil }); err != nil {
+	if err := kube.Poll(ctx, commitBound, func() (bool, error) { return len(left()) == 0, nil }); err != nil {
 		t.Fatalf("the team left the cluster folder but %v stay on the spoke\n%s", left(), describe())
 	}
 	t.Logf("team gone in %s", time.Since(start).Round(time.Second))
@@ -591,14 +591,14 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 		t.Fatal(err)
 	}
 	reconcile()
-	if err := kube.Poll(ctx, 4*time.Minute, ready("demo")); err != nil {
+	if err := kube.Poll(ctx, commitBound, ready("demo")); err != nil {
 		t.Fatalf("the team never came back: %v\n%s", err, describe())
 	}
 	if err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Delete(ctx, "workloads", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	err = kube.Poll(ctx, 4*time.Minute, func() (bool, error) {
+	err = kube.Poll(ctx, commitBound, func() (bool, error) {
 		_, err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Get(ctx, "workloads", metav1.GetOptions{})
 		if err == nil {
 			return false, nil
