@@ -26,7 +26,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 )
 
-// Image is an upstream program the suite can run for a container image.
+// Image is an upstream program the cluster can run for a container image.
 type Image struct {
 	// Tool builds the program; its binary stands for the image's
 	// entrypoint.
@@ -49,10 +49,10 @@ type Image struct {
 // are mounted at their paths (see container).
 const stageDir = "/run/eks-fleet-e2e"
 
-// PodRunner plays the kubelet of a cluster's node for the pods whose
-// images are upstream programs the suite builds (kwok already reports every
-// pod Running): each such container runs as a local process in the pod's
-// network namespace (its own IP, with kwok's pod IP), with the
+// PodRunner plays the kubelet of a cluster's node for the pods whose images
+// are upstream programs internal/build/binaries builds (kwok already
+// reports every pod Running): each such container runs as a local process
+// in the pod's network namespace (its own IP, with kwok's pod IP), with the
 // container's command, arguments and environment (values, field, resource,
 // Secret and ConfigMap references), its volumes mounted at their paths
 // (emptyDir, Secret, ConfigMap and projected volumes, the service-account
@@ -62,8 +62,7 @@ const stageDir = "/run/eks-fleet-e2e"
 // containers run to completion first; a main container that exits is run
 // again under the pod's restartPolicy, with back-off. What it does not
 // model: images it does not know (their containers do not run), probes,
-// restart counts in the pod's status, resource limits and hostPath
-// volumes.
+// restart counts in the pod's status, resource limits and hostPath volumes.
 type PodRunner struct {
 	Cluster *Cluster
 	Net     *Network
