@@ -35,6 +35,20 @@ func TestKillCLIKillsOnlyItsEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		// cmd.Start returns once the kernel has begun the exec, which sets
+		// the new environment a little later (fs/binfmt_elf.c,
+		// create_elf_tables): until then /proc/<pid>/environ is empty. A
+		// CLI the suite kills has long been running; wait until this one
+		// is as well.
+		environ := fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(environ); err == nil && bytes.Contains(b, []byte(e.env["PULUMI_BACKEND_URL"])) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never held the engine's backend", environ)
+			}
+		}
 		return e, cmd
 	}
 	one, oneCmd := start(filepath.Join(t.TempDir(), "one"))
