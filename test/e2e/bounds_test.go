@@ -33,3 +33,14 @@ const (
 	// destroyBound: the root Kustomization deleted to every spoke gone.
 	destroyBound = 20 * time.Minute
 )
+
+// Bounds of TestSandbox's steps: each `fleet` command as a user runs it
+// (the status poll's period with them).
+const (
+	sandboxUpTimeout        = 15 * time.Minute
+	sandboxInterruptWithin  = 2 * time.Minute
+	sandboxSpokeTimeout     = 10 * time.Minute
+	sandboxTeardownTimeout  = 10 * time.Minute
+	sandboxCommandTimeout   = 5 * time.Minute
+	sandboxStatusPollPeriod = 5 * time.Second
+)

@@ -26,16 +26,6 @@ const (
 	sandboxSpoke   = "team-b-dev"
 )
 
-// Bounds of the sandbox scenario's steps.
-const (
-	sandboxUpTimeout        = 15 * time.Minute
-	sandboxInterruptWithin  = 2 * time.Minute
-	sandboxSpokeTimeout     = 10 * time.Minute
-	sandboxTeardownTimeout  = 10 * time.Minute
-	sandboxCommandTimeout   = 5 * time.Minute
-	sandboxStatusPollPeriod = 5 * time.Second
-)
-
 // fleetCLI runs the fleet binary in a checkout as a user does.
 type fleetCLI struct {
 	bin, checkout, dir string
