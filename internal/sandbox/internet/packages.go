@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"text/template"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -86,12 +87,14 @@ func FunctionPackage(ctx context.Context, module, version string) (v1.Image, err
 }
 
 // WorkloadClusterPackage builds this project's function package as its
-// release does (internal/build/xpkgbuild), for linux/amd64.
+// release does (internal/build/xpkgbuild), for this machine's architecture
+// only: the sandbox runs the function here, so a second architecture would
+// compile the function's dependencies again for nothing.
 func WorkloadClusterPackage(ctx context.Context, repoRoot string) (v1.ImageIndex, error) {
 	return xpkgbuild.Build(ctx, xpkgbuild.Options{
 		ModuleDir:   repoRoot,
 		MainPackage: "./functions/workload-cluster",
 		Metadata:    filepath.Join(repoRoot, "functions", "workload-cluster", "package", "crossplane.yaml"),
-		Platforms:   []v1.Platform{{OS: "linux", Architecture: "amd64"}},
+		Platforms:   []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,7 +192,7 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	if err := ServeCharts(ctx, h.Internet, opts.Dir); err != nil {
 		return h, err
 	}
-	progress("the Crossplane packages, this checkout's function built as its release builds it (amd64 and arm64; minutes on a cold Go cache)")
+	progress("the Crossplane packages, this checkout's function built as its release builds it (for linux/" + runtime.GOARCH + "; minutes on a cold Go cache)")
 	if _, _, err := ServePackages(ctx, h.Internet, opts.RepoRoot); err != nil {
 		return h, err
 	}
