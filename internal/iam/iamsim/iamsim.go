@@ -103,9 +103,14 @@ func Run(toolDir string, reqs []Request, actions []string) ([]Result, []string, 
 // resolve principal tags in their Resource elements first
 // (ResolvePrincipalTags).
 func RunShared(toolDir string, docs map[string]policydoc.Document, reqs []Request, actions []string) ([]Result, []string, error) {
+	return runShared(toolDir, docs, reqs, actions)
+}
+
+// runShared is RunShared with the evaluator's flags (--uncached).
+func runShared(toolDir string, docs map[string]policydoc.Document, reqs []Request, actions []string, flags ...string) ([]Result, []string, error) {
 	var out output
 	if err := runTool(toolDir, "evaluate.mjs", "evaluate IAM policies",
-		map[string]any{"requests": prepare(reqs), "actions": actions, "documents": docs}, &out); err != nil {
+		map[string]any{"requests": prepare(reqs), "actions": actions, "documents": docs}, &out, flags...); err != nil {
 		return nil, nil, err
 	}
 	if err := out.answers(len(reqs)); err != nil {
@@ -310,11 +315,11 @@ func ManagedPolicies(toolDir string, names []string) (map[string]policydoc.Docum
 	return docs, nil
 }
 
-// runTool installs the tool's packages, runs one of its scripts with in as
-// JSON on stdin and decodes its stdout into out. It fails, never skips,
-// when node or the packages are missing; what names the script's purpose
-// in errors.
-func runTool(toolDir, script, what string, in, out any) error {
+// runTool installs the tool's packages, runs one of its scripts (with
+// flags) with in as JSON on stdin and decodes its stdout into out. It
+// fails, never skips, when node or the packages are missing; what names
+// the script's purpose in errors.
+func runTool(toolDir, script, what string, in, out any, flags ...string) error {
 	if err := Install(toolDir); err != nil {
 		return err
 	}
@@ -326,7 +331,7 @@ func runTool(toolDir, script, what string, in, out any) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(node, script)
+	cmd := exec.Command(node, append([]string{script}, flags...)...)
 	cmd.Dir = toolDir
 	cmd.Stdin = bytes.NewReader(b)
 	var stdout, stderr bytes.Buffer
