@@ -231,6 +231,14 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	var claimsLeft []string
 	broken := false
 	err = kube.Poll(ctx, destroyBound, func() (bool, error) {
+		// pulumi destroy may not end before the root is gone: its first
+		// step waits for it.
+		select {
+		case d := <-done:
+			done <- d
+			return false, fmt.Errorf("pulumi destroy ended before the root Kustomization went (error: %v), its steps: %v", d.err, d.res.Steps)
+		default:
+		}
 		l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
@@ -238,6 +246,9 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 		claimsLeft = nil
 		for _, c := range l.Items {
 			claimsLeft = append(claimsLeft, c.GetName())
+			if c.GetDeletionTimestamp() != nil {
+				mark("claim " + c.GetName() + "'s delete admitted")
+			}
 			// An operator sees this spoke's teardown wait on a cluster
 			// that cannot be reached, and breaks glass.
 			if glass != "" && c.GetName() == glass && c.GetDeletionTimestamp() != nil && !broken {
@@ -295,8 +306,11 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 		if len(left) == 0 {
 			mark("the account empty but for the abandoned apps' resources")
 		}
-		_, err = h.Cluster.Dynamic.Resource(kustomizations).Namespace(root.GetNamespace()).Get(ctx, root.GetName(), metav1.GetOptions{})
+		o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(root.GetNamespace()).Get(ctx, root.GetName(), metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
+			if err == nil && o.GetDeletionTimestamp() != nil {
+				mark("the root Kustomization's delete admitted")
+			}
 			return false, nil
 		}
 		mark("the root Kustomization gone")
@@ -315,8 +329,11 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("pulumi destroy's first step: %v\nclaims left: %v\nleft in the account:\n%s\nso far:\n%s\nhub Kustomizations:\n%s",
-			err, claimsLeft, strings.Join(left, "\n"), strings.Join(events, "\n"), kustomizationList(ctx, h))
+		// What says where the teardown stopped comes first (a CI log keeps
+		// a failure's first lines), the account's whole list last.
+		t.Fatalf("pulumi destroy's first step: %v\nso far:\n%s\nclaims left: %v\n%s\n%s\nhub Kustomizations:\n%s\nkustomize-controller's log ends:\n%s\nleft in the account (%d):\n%s",
+			err, strings.Join(events, "\n"), claimsLeft, claimStates(ctx, h), hubHealth(h), kustomizationList(ctx, h),
+			h.Flux["kustomize-controller"].Tail(30), len(left), strings.Join(left, "\n"))
 	}
 	t.Logf("root Kustomization deleted to gone: %s\n%s", time.Since(start).Truncate(time.Second), strings.Join(events, "\n"))
 	// After break glass no hub-side step of the unreachable spoke waits
@@ -505,6 +522,29 @@ func spokeWorkloadsRun(t *testing.T, h *site.Hub) {
 
 // kustomizationList is every Kustomization on the hub with its Ready
 // condition and whether it is being deleted.
+// claimStates lists each claim on the hub with its deletion and its
+// Ready and Synced conditions, for a failed teardown.
+func claimStates(ctx context.Context, h *site.Hub) string {
+	l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for i := range l.Items {
+		o := &l.Items[i]
+		line := o.GetName()
+		if ts := o.GetDeletionTimestamp(); ts != nil {
+			line += fmt.Sprintf(" (deleting since %s, finalizers %v)", ts.UTC().Format(time.TimeOnly), o.GetFinalizers())
+		}
+		for _, typ := range []string{"Ready", "Synced"} {
+			st, reason, msg := condition(o, typ)
+			line += fmt.Sprintf(" %s=%s %s: %s", typ, st, reason, msg)
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
 func kustomizationList(ctx context.Context, h *site.Hub) string {
 	l, err := h.Cluster.Dynamic.Resource(kustomizations).List(ctx, metav1.ListOptions{})
 	if err != nil {

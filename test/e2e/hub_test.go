@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -44,6 +46,42 @@ func condition(o *unstructured.Unstructured, typ string) (status, reason, messag
 		}
 	}
 	return "", "", ""
+}
+
+// hubHealth says in a few lines whether what a hub runs still runs (its
+// Flux controllers, Crossplane's pods, the stand-in AWS's passes and last
+// error, the IAM evaluator's counts), for a failed wait to print first.
+func hubHealth(h *site.Hub) string {
+	var out []string
+	if err := h.Exited(); err != nil {
+		out = append(out, "Flux: "+err.Error())
+	} else {
+		out = append(out, "Flux: every controller runs")
+	}
+	pods := h.Pods.Pods("crossplane-system", "")
+	var states []string
+	for _, pod := range slices.Sorted(maps.Keys(pods)) {
+		for _, p := range pods[pod] {
+			state := "not running"
+			if pid := p.PID(); pid != 0 {
+				state = fmt.Sprintf("pid %d", pid)
+			}
+			states = append(states, fmt.Sprintf("%s/%s %s", pod, p.Name, state))
+		}
+	}
+	out = append(out, "crossplane-system: "+strings.Join(states, ", "))
+	n, last := h.AWS.Passes()
+	errs := h.AWS.Errors()
+	line := fmt.Sprintf("stand-in AWS: %d passes, the last ended %s ago; %d errors", n, time.Since(last).Truncate(time.Second), len(errs))
+	if len(errs) > 0 {
+		line += ", the last: " + errs[len(errs)-1]
+	}
+	out = append(out, line)
+	if h.AWS.IAM != nil {
+		asked, evaluated := h.AWS.IAM.Stats()
+		out = append(out, fmt.Sprintf("IAM: %d calls authorized, %d evaluated, %d denied", asked, evaluated, len(h.AWS.IAM.Denied())))
+	}
+	return strings.Join(out, "\n")
 }
 
 func startHub(t testing.TB, network string, prefix string, edit func(work string) error, eks ...site.EKSOptions) *site.Hub {

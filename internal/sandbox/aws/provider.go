@@ -91,6 +91,10 @@ type Provider struct {
 	pkgs   map[string]*Package
 	naming map[string]Naming
 	errs   []string
+	// passes counts Run's reconcile passes, lastPass when the last ended
+	// (Passes).
+	passes   int
+	lastPass time.Time
 	// refusals are the calls EKS refused by its rules (eksRefusal).
 	refusals []string
 	// faults fail the next calls that would change a kind in AWS; held
@@ -195,12 +199,25 @@ func (p *Provider) Run(ctx context.Context, interval time.Duration) {
 		if err := p.RunOnce(ctx); err != nil {
 			p.note("%v", err)
 		}
+		p.mu.Lock()
+		p.passes++
+		p.lastPass = time.Now()
+		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(interval):
 		}
 	}
+}
+
+// Passes is how many reconcile passes Run has finished and when the last
+// ended: a stand-in whose passes stop has hung, which a failed scenario
+// says.
+func (p *Provider) Passes() (int, time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.passes, p.lastPass
 }
 
 // Errors returns the stand-in's own failures (not AWS's refusals, which
