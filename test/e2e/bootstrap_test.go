@@ -25,6 +25,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // stepsReady reports which of the spoke's bootstrap steps up to and
@@ -36,15 +37,15 @@ func stepsReady(ctx context.Context, h *site.Hub, spoke, last string) (bool, str
 	all := true
 	for _, s := range compose.BootstrapSteps() {
 		name := compose.BootstrapName(spoke, s.Part)
-		o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+		o, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("%s: %v", name, err))
 			all = false
 			break
 		}
-		st, reason, msg := condition(o, "Ready")
+		st, reason, msg := check.Condition(o, "Ready")
 		lines = append(lines, fmt.Sprintf("%s Ready=%s %s: %s", name, st, reason, msg))
-		at := readyTransition(o)
+		at := check.ReadyTransition(o)
 		if st == "True" && !prevAt.IsZero() && at.Before(prevAt) {
 			return false, "", fmt.Errorf("%s Ready at %s, before the step it depends on (%s)", name, at.Format(time.StampMilli), prevAt.Format(time.StampMilli))
 		}
@@ -83,11 +84,11 @@ func startStepClock(ctx context.Context, h *site.Hub) *stepClock {
 					continue
 				}
 				waiting++
-				o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, s.Part), metav1.GetOptions{})
+				o, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, s.Part), metav1.GetOptions{})
 				if err != nil {
 					continue
 				}
-				if st, _, _ := condition(o, "Ready"); st == "True" {
+				if st, _, _ := check.Condition(o, "Ready"); st == "True" {
 					c.mu.Lock()
 					c.at[s.Part] = time.Now()
 					c.mu.Unlock()
@@ -131,41 +132,6 @@ func (c *stepClock) since(t *testing.T, h *site.Hub, eksName string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
-}
-
-// isTrue accepts a condition that is True.
-func isTrue(status, _ string) bool { return status == "True" }
-
-// waitCondition waits until condition typ of the object name (gvr, in
-// namespace ns) on cluster c satisfies ok, and returns the last state seen
-// ("<name> <typ>=<status> <reason>: <message>", or the read error).
-func waitCondition(ctx context.Context, c *kube.Cluster, gvr schema.GroupVersionResource, ns, name, typ string, timeout time.Duration,
-	ok func(status, reason string) bool) (string, error) {
-	var last string
-	err := kube.Poll(ctx, timeout, func() (bool, error) {
-		o, err := c.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			last = err.Error()
-			return false, nil
-		}
-		st, reason, msg := condition(o, typ)
-		last = fmt.Sprintf("%s %s=%s %s: %s", name, typ, st, reason, msg)
-		return ok(st, reason), nil
-	})
-	return last, err
-}
-
-// readyTransition is when the Ready condition last changed.
-func readyTransition(o *unstructured.Unstructured) time.Time {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Ready" {
-			at, _ := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
-			return at
-		}
-	}
-	return time.Time{}
 }
 
 // spokeBootstrap follows the hub's bootstrap of the example spoke onto the
@@ -241,7 +207,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 	t.Logf("the spoke's key Secrets, from the hub: %v", keyNames)
 
 	// The committed example key cannot be decrypted by this environment.
-	last, err := waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, commitBound,
+	last, err := check.WaitCondition(ctx, h.Cluster, check.Claims, claimNS, claimName, compose.DeployKeyCondition, commitBound,
 		func(st, reason string) bool { return st == "False" && reason == "CannotDecrypt" })
 	if err != nil {
 		t.Fatalf("the example's key, sealed for another certificate, is not reported as such on the claim: %v (last: %s)", err, last)
@@ -250,7 +216,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 
 	key := commitResealedKey(t, h)
 	resealed := time.Now()
-	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, compose.DeployKeyCondition, commitBound, isTrue)
+	last, err = check.WaitCondition(ctx, h.Cluster, check.Claims, claimNS, claimName, compose.DeployKeyCondition, commitBound, check.IsTrue)
 	if err != nil {
 		_, s, _ := stepsReady(ctx, h, claimName, compose.DeployKeyPart)
 		t.Fatalf("the resealed key is not Ready on the claim: %v (last: %s)\n%s", err, last, s)
@@ -266,7 +232,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 
 	// The sync step puts the spoke's own source on it; it fetches the
 	// repository with the unsealed key.
-	last, err = waitCondition(ctx, eks.Cluster, gitRepositories, "flux-system", "flux-system", "Ready", commitBound, isTrue)
+	last, err = check.WaitCondition(ctx, eks.Cluster, check.GitRepositories, "flux-system", "flux-system", "Ready", commitBound, check.IsTrue)
 	if err != nil {
 		t.Fatalf("the spoke's own GitRepository did not fetch with the unsealed key: %v (last: %s)", err, last)
 	}
@@ -274,7 +240,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 
 	// The spoke runs its own tools (spoke-tools, on its own Flux), the
 	// hub's last steps complete, and the claim is Ready.
-	last, err = waitCondition(ctx, h.Cluster, claims, claimNS, claimName, "Ready", spokeBound, isTrue)
+	last, err = check.WaitCondition(ctx, h.Cluster, check.Claims, claimNS, claimName, "Ready", spokeBound, check.IsTrue)
 	if err != nil {
 		_, s, _ := stepsReady(ctx, h, claimName, "")
 		t.Fatalf("the claim is not Ready: %v (last: %s)\nhub steps:\n%s\nthe spoke:\n%s", err, last, s, fluxState(ctx, eks.Cluster))
@@ -283,7 +249,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 
 	// The cluster folder's app: its AppInfrastructure composes, on the
 	// spoke's own Crossplane, the table and queue the app reads.
-	last, err = waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", exampleApp, "Ready", composeBound, isTrue)
+	last, err = check.WaitCondition(ctx, eks.Cluster, check.Kustomizations, "flux-system", exampleApp, "Ready", composeBound, check.IsTrue)
 	if err != nil {
 		t.Fatalf("the spoke's payment-app is not Ready: %v (last: %s)\nthe spoke:\n%s", err, last, fluxState(ctx, eks.Cluster))
 	}
@@ -308,7 +274,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 	tables := h.Account.Find(tableKind, func(r aws.Resource) bool { return r.Name == reads["TABLE_NAME"] })
 	var kept, found bool
 	err = kube.Poll(ctx, 30*time.Second, func() (bool, error) {
-		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
+		claim, err := eks.Cluster.Dynamic.Resource(check.AppInfrastructures).Namespace(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -319,9 +285,6 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 		t.Errorf("the claim's status.tableDeletionProtection is %v (set: %v); the table's deletion protection: %v", kept, found, tables)
 	}
 }
-
-// appInfrastructures are the spokes' app claims.
-var appInfrastructures = schema.GroupVersionResource{Group: "platform.eksfleet.io", Version: "v1alpha1", Resource: "appinfrastructures"}
 
 // names lists resources' names.
 func names(rs []aws.Resource) []string {
@@ -336,14 +299,14 @@ func names(rs []aws.Resource) []string {
 // Ready condition.
 func fluxState(ctx context.Context, c *kube.Cluster) string {
 	var lines []string
-	for _, gvr := range []schema.GroupVersionResource{kustomizations, helmReleases} {
+	for _, gvr := range []schema.GroupVersionResource{check.Kustomizations, check.HelmReleases} {
 		l, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("%s: %v", gvr.Resource, err))
 			continue
 		}
 		for _, o := range l.Items {
-			st, reason, msg := condition(&o, "Ready")
+			st, reason, msg := check.Condition(&o, "Ready")
 			lines = append(lines, fmt.Sprintf("%s %s/%s Ready=%s %s: %s", gvr.Resource, o.GetNamespace(), o.GetName(), st, reason, msg))
 		}
 	}

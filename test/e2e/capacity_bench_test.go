@@ -19,6 +19,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // BenchmarkHubCapacity measures what a hub pays per spoke on the real
@@ -118,7 +119,7 @@ func benchStepsComposed(ctx context.Context, h *site.Hub, n int, timeout time.Du
 	var missing []string
 	err := kube.Poll(ctx, timeout, func() (bool, error) {
 		time.Sleep(10 * time.Second)
-		l, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).List(ctx, metav1.ListOptions{})
+		l, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(compose.BootstrapNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 const (
@@ -33,8 +34,6 @@ const (
 var composedKinds = []string{"VPC", "InternetGateway", "Subnet", "EIP", "NATGateway", "RouteTable", "Route", "RouteTableAssociation",
 	"Group", "Role", "RolePolicy", "RolePolicyAttachment", "Cluster", "LaunchTemplate", "NodeGroup", "AccessEntry", "AccessPolicyAssociation", "Addon",
 	"OpenIDConnectProvider", "Kustomization"}
-
-var claims = schema.GroupVersionResource{Group: "platform.eksfleet.io", Version: "v1alpha1", Resource: "workloadclusters"}
 
 // composed is one composed resource with its conditions.
 type composed struct {
@@ -62,7 +61,7 @@ func composedResources(ctx context.Context, h *site.Hub) (claim *unstructured.Un
 // composedResourcesOf reads the composite of the claim name and every
 // resource it composed.
 func composedResourcesOf(ctx context.Context, h *site.Hub, name string) (claim *unstructured.Unstructured, out []composed, err error) {
-	claim, err = h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, name, metav1.GetOptions{})
+	claim, err = h.Cluster.Dynamic.Resource(check.Claims).Namespace(claimNS).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,8 +102,8 @@ func composedResourcesOf(ctx context.Context, h *site.Hub, name string) (claim *
 		o, err := h.Cluster.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, c.name, metav1.GetOptions{})
 		if err == nil {
 			c.exists, c.deleting = true, o.GetDeletionTimestamp() != nil
-			c.synced, _, c.syncedMsg = condition(o, "Synced")
-			c.ready, _, _ = condition(o, "Ready")
+			c.synced, _, c.syncedMsg = check.Condition(o, "Synced")
+			c.ready, _, _ = check.Condition(o, "Ready")
 			c.externalName = o.GetAnnotations()["crossplane.io/external-name"]
 			c.resourceVersion = o.GetResourceVersion()
 			// Every write but the status subresource's leaves its
@@ -155,7 +154,7 @@ func claimComposedOf(ctx context.Context, h *site.Hub, name string, timeout time
 			last = err.Error()
 			return false, nil
 		}
-		st, reason, msg := condition(claim, "Synced")
+		st, reason, msg := check.Condition(claim, "Synced")
 		last = fmt.Sprintf("claim Synced=%s %s: %s\n%s", st, reason, msg, describeComposed(out))
 		if st != "True" || len(out) == 0 {
 			return false, nil
@@ -213,7 +212,7 @@ func claimComposes(t *testing.T, h *site.Hub) {
 	}
 	t.Logf("claim composed in %s", time.Since(start))
 	claim, out, _ := composedResources(ctx, h)
-	ready, reason, msg := condition(claim, "Ready")
+	ready, reason, msg := check.Condition(claim, "Ready")
 	t.Logf("claim Ready=%s %s: %s (Ready once the bootstrap is done: spokeBootstrap)\n%s", ready, reason, msg, describeComposed(out))
 	for _, c := range out {
 		if !c.managedByAWSFam {
@@ -261,11 +260,11 @@ func instanceTypesRefused(t *testing.T, h *site.Hub) {
 	commit(t, h, "      - m6i.large\n    min:", "      - m7i.large\n    min:", "apps-staging: m7i nodes")
 	var last string
 	err := kube.Poll(ctx, replaceBound, func() (bool, error) {
-		claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+		claim, err := h.Cluster.Dynamic.Resource(check.Claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		st, reason, msg := condition(claim, compose.ResourcesSyncedCondition)
+		st, reason, msg := check.Condition(claim, compose.ResourcesSyncedCondition)
 		last = fmt.Sprintf("%s=%s %s: %s", compose.ResourcesSyncedCondition, st, reason, msg)
 		return st == "False" && strings.Contains(msg, `node-group (NodeGroup apps-staging-nodes)`) &&
 			strings.Contains(msg, `cannot change the value of the argument "instance_types.0" from "m6i.large" to "m7i.large"`), nil
@@ -460,11 +459,11 @@ func awsFaults(t *testing.T, h *site.Hub) {
 		return ""
 	}
 	synced := func() (string, string) {
-		claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+		claim, err := h.Cluster.Dynamic.Resource(check.Claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 		if err != nil {
 			return "", err.Error()
 		}
-		st, _, msg := condition(claim, compose.ResourcesSyncedCondition)
+		st, _, msg := check.Condition(claim, compose.ResourcesSyncedCondition)
 		return st, msg
 	}
 
@@ -544,7 +543,7 @@ func atRest(t *testing.T, h *site.Hub) {
 	// Wake the composite a few times (a change to its metadata is an
 	// event its controller reconciles on): each reconcile runs the
 	// function and applies everything it composes.
-	claim, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+	claim, err := h.Cluster.Dynamic.Resource(check.Claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -648,7 +647,7 @@ func upgrade(t *testing.T, h *site.Hub) {
 // workload-clusters now.
 func requestReconcile(t testing.TB, h *site.Hub) {
 	t.Helper()
-	requestFluxReconcile(t, h.Cluster, fluxObject{gitRepositories, "flux-system"}, fluxObject{kustomizations, "workload-clusters"})
+	requestFluxReconcile(t, h.Cluster, fluxObject{check.GitRepositories, "flux-system"}, fluxObject{check.Kustomizations, "workload-clusters"})
 }
 
 // fluxObject names a Flux object in flux-system.

@@ -26,11 +26,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/engine"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
-)
-
-var (
-	helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
-	helmCharts   = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // breakGlass runs what `fleet cluster break-glass <spoke>` prints, as its
@@ -58,7 +54,7 @@ func breakGlass(t *testing.T, h *site.Hub, spoke string) {
 	}
 	// What exists of the spoke's hub-side releases is suspended.
 	for _, rel := range compose.BreakGlassReleases() {
-		o, err := h.Cluster.Dynamic.Resource(helmReleases).Namespace(compose.BootstrapNamespace).Get(context.Background(), compose.BootstrapName(spoke, rel), metav1.GetOptions{})
+		o, err := h.Cluster.Dynamic.Resource(check.HelmReleases).Namespace(compose.BootstrapNamespace).Get(context.Background(), compose.BootstrapName(spoke, rel), metav1.GetOptions{})
 		if err != nil {
 			continue
 		}
@@ -91,7 +87,7 @@ func rootKustomization(t *testing.T, h *site.Hub) *unstructured.Unstructured {
 // (a spoke's bootstrap releases start with the claim's name).
 func hubReleases(ctx context.Context, t *testing.T, h *site.Hub, spokes []string) []string {
 	t.Helper()
-	l, err := h.Cluster.Dynamic.Resource(helmReleases).List(ctx, metav1.ListOptions{})
+	l, err := h.Cluster.Dynamic.Resource(check.HelmReleases).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +127,7 @@ next:
 // uninstall that cannot happen.
 func destroy(t *testing.T, h *site.Hub, glass string) {
 	ctx := context.Background()
-	l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
+	l, err := h.Cluster.Dynamic.Resource(check.Claims).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +168,11 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 		}
 		for _, part := range compose.BreakGlassParts() {
 			name := compose.BootstrapName(glass, part)
-			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+			o, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps[name] = &stepDeletion{objects: inventorySize(o)}
+			steps[name] = &stepDeletion{objects: check.InventorySize(o)}
 			if steps[name].objects == 0 {
 				t.Fatalf("%s applied nothing on the spoke: its finalizer would not need the spoke, and break glass would skip nothing", name)
 			}
@@ -190,7 +186,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 			if !strings.HasPrefix(r.Owner, exampleApp) {
 				continue
 			}
-			abandoned[ledgerLine(r)] = true
+			abandoned[check.LedgerLine(r)] = true
 			// The README tells the operator to look for them by name
 			// (an inline role policy is found in its role).
 			role, _ := r.Attrs["role"].(string)
@@ -239,7 +235,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 			return false, fmt.Errorf("pulumi destroy ended before the root Kustomization went (error: %v), its steps: %v", d.err, d.res.Steps)
 		default:
 		}
-		l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
+		l, err := h.Cluster.Dynamic.Resource(check.Claims).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -268,7 +264,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 			if st.gone {
 				continue
 			}
-			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+			o, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(err):
 				st.gone = true
@@ -299,14 +295,14 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 		}
 		left = nil
 		for _, r := range h.Account.All() {
-			if l := ledgerLine(r); !abandoned[l] {
+			if l := check.LedgerLine(r); !abandoned[l] {
 				left = append(left, l)
 			}
 		}
 		if len(left) == 0 {
 			mark("the account empty but for the abandoned apps' resources")
 		}
-		o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(root.GetNamespace()).Get(ctx, root.GetName(), metav1.GetOptions{})
+		o, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(root.GetNamespace()).Get(ctx, root.GetName(), metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			if err == nil && o.GetDeletionTimestamp() != nil {
 				mark("the root Kustomization's delete admitted")
@@ -332,7 +328,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 		// What says where the teardown stopped comes first (a CI log keeps
 		// a failure's first lines), the account's whole list last.
 		t.Fatalf("pulumi destroy's first step: %v\nso far:\n%s\nclaims left: %v\n%s\n%s\nhub Kustomizations:\n%s\nkustomize-controller's log ends:\n%s\nleft in the account (%d):\n%s",
-			err, strings.Join(events, "\n"), claimsLeft, claimStates(ctx, h), hubHealth(h), kustomizationList(ctx, h),
+			err, strings.Join(events, "\n"), claimsLeft, check.ClaimStates(ctx, h), check.HubHealth(h), check.KustomizationList(ctx, h),
 			h.Flux["kustomize-controller"].Tail(30), len(left), strings.Join(left, "\n"))
 	}
 	t.Logf("root Kustomization deleted to gone: %s\n%s", time.Since(start).Truncate(time.Second), strings.Join(events, "\n"))
@@ -352,7 +348,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	// spoke's apps' resources, none of the spoke's own.
 	var kept []string
 	for _, r := range h.Account.All() {
-		kept = append(kept, ledgerLine(r))
+		kept = append(kept, check.LedgerLine(r))
 	}
 	sort.Strings(kept)
 	want := slices.Sorted(maps.Keys(abandoned))
@@ -429,7 +425,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 // the hub.
 func spokeObjectsLeft(ctx context.Context, h *site.Hub, spokes []string) []string {
 	var out []string
-	for _, gvr := range []schema.GroupVersionResource{helmReleases, helmCharts} {
+	for _, gvr := range []schema.GroupVersionResource{check.HelmReleases, check.HelmCharts} {
 		l, err := h.Cluster.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return append(out, fmt.Sprintf("list %s when the root Kustomization went: %v", gvr.Resource, err))
@@ -477,13 +473,6 @@ type stepDeletion struct {
 	gone     bool
 }
 
-// inventorySize is how many objects a Kustomization's inventory lists
-// (what it applied, and prunes at deletion).
-func inventorySize(o *unstructured.Unstructured) int {
-	entries, _, _ := unstructured.NestedSlice(o.Object, "status", "inventory", "entries")
-	return len(entries)
-}
-
 // spokeWorkloadsRun waits for the example spoke of h (merged with its
 // deploy key sealed for h's environment: leadTime) to run its workloads:
 // the hub's remote steps that prune on the spoke at deletion
@@ -498,14 +487,14 @@ func spokeWorkloadsRun(t *testing.T, h *site.Hub) {
 		name := compose.BootstrapName(claimName, part)
 		var state string
 		err := kube.Poll(ctx, spokeBound, func() (bool, error) {
-			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
+			o, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				state = err.Error()
 				return false, nil
 			}
-			st, reason, msg := condition(o, "Ready")
-			state = fmt.Sprintf("Ready=%s %s: %s; %d objects applied", st, reason, msg, inventorySize(o))
-			return st == "True" && inventorySize(o) > 0, nil
+			st, reason, msg := check.Condition(o, "Ready")
+			state = fmt.Sprintf("Ready=%s %s: %s; %d objects applied", st, reason, msg, check.InventorySize(o))
+			return st == "True" && check.InventorySize(o) > 0, nil
 		})
 		if err != nil {
 			_, s, _ := stepsReady(ctx, h, claimName, "")
@@ -513,52 +502,9 @@ func spokeWorkloadsRun(t *testing.T, h *site.Hub) {
 		}
 		t.Logf("%s %s (waited %s)", name, state, time.Since(start).Truncate(time.Second))
 	}
-	last, err := waitCondition(ctx, eks.Cluster, kustomizations, "flux-system", exampleApp, "Ready", composeBound, isTrue)
+	last, err := check.WaitCondition(ctx, eks.Cluster, check.Kustomizations, "flux-system", exampleApp, "Ready", composeBound, check.IsTrue)
 	if err != nil {
 		t.Fatalf("the spoke's payment-app is not Ready: %v (last: %s)\nthe spoke:\n%s", err, last, fluxState(ctx, eks.Cluster))
 	}
 	t.Logf("payment-app Ready on the spoke (waited %s)", time.Since(start).Truncate(time.Second))
-}
-
-// kustomizationList is every Kustomization on the hub with its Ready
-// condition and whether it is being deleted.
-// claimStates lists each claim on the hub with its deletion and its
-// Ready and Synced conditions, for a failed teardown.
-func claimStates(ctx context.Context, h *site.Hub) string {
-	l, err := h.Cluster.Dynamic.Resource(claims).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	var out []string
-	for i := range l.Items {
-		o := &l.Items[i]
-		line := o.GetName()
-		if ts := o.GetDeletionTimestamp(); ts != nil {
-			line += fmt.Sprintf(" (deleting since %s, finalizers %v)", ts.UTC().Format(time.TimeOnly), o.GetFinalizers())
-		}
-		for _, typ := range []string{"Ready", "Synced"} {
-			st, reason, msg := condition(o, typ)
-			line += fmt.Sprintf(" %s=%s %s: %s", typ, st, reason, msg)
-		}
-		out = append(out, line)
-	}
-	return strings.Join(out, "\n")
-}
-
-func kustomizationList(ctx context.Context, h *site.Hub) string {
-	l, err := h.Cluster.Dynamic.Resource(kustomizations).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	var out []string
-	for i := range l.Items {
-		o := &l.Items[i]
-		st, reason, msg := condition(o, "Ready")
-		del := ""
-		if o.GetDeletionTimestamp() != nil {
-			del = " (deleting)"
-		}
-		out = append(out, fmt.Sprintf("%s/%s%s Ready=%s %s: %s", o.GetNamespace(), o.GetName(), del, st, reason, msg))
-	}
-	return strings.Join(out, "\n")
 }

@@ -3,10 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/netip"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 func init() {
@@ -28,60 +27,6 @@ func init() {
 	// stand-in) log through controller-runtime; its messages are not the
 	// suite's output.
 	ctrllog.SetLogger(logr.Discard())
-}
-
-var kustomizations = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
-
-// condition returns the status, reason and message of an object's
-// condition typ.
-func condition(o *unstructured.Unstructured, typ string) (status, reason, message string) {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			s, _ := m["status"].(string)
-			r, _ := m["reason"].(string)
-			msg, _ := m["message"].(string)
-			return s, r, msg
-		}
-	}
-	return "", "", ""
-}
-
-// hubHealth says in a few lines whether what a hub runs still runs (its
-// Flux controllers, Crossplane's pods, the stand-in AWS's passes and last
-// error, the IAM evaluator's counts), for a failed wait to print first.
-func hubHealth(h *site.Hub) string {
-	var out []string
-	if err := h.Exited(); err != nil {
-		out = append(out, "Flux: "+err.Error())
-	} else {
-		out = append(out, "Flux: every controller runs")
-	}
-	pods := h.Pods.Pods("crossplane-system", "")
-	var states []string
-	for _, pod := range slices.Sorted(maps.Keys(pods)) {
-		for _, p := range pods[pod] {
-			state := "not running"
-			if pid := p.PID(); pid != 0 {
-				state = fmt.Sprintf("pid %d", pid)
-			}
-			states = append(states, fmt.Sprintf("%s/%s %s", pod, p.Name, state))
-		}
-	}
-	out = append(out, "crossplane-system: "+strings.Join(states, ", "))
-	n, last := h.AWS.Passes()
-	errs := h.AWS.Errors()
-	line := fmt.Sprintf("stand-in AWS: %d passes, the last ended %s ago; %d errors", n, time.Since(last).Truncate(time.Second), len(errs))
-	if len(errs) > 0 {
-		line += ", the last: " + errs[len(errs)-1]
-	}
-	out = append(out, line)
-	if h.AWS.IAM != nil {
-		asked, evaluated := h.AWS.IAM.Stats()
-		out = append(out, fmt.Sprintf("IAM: %d calls authorized, %d evaluated, %d denied", asked, evaluated, len(h.AWS.IAM.Denied())))
-	}
-	return strings.Join(out, "\n")
 }
 
 func startHub(t testing.TB, network string, prefix string, edit func(work string) error, eks ...site.EKSOptions) *site.Hub {
@@ -111,7 +56,7 @@ func startHubWith(t testing.TB, opts site.HubOptions) *site.Hub {
 			t.Errorf("AWS would have denied %d provider calls; the first: %s", len(d), d[0])
 		}
 		if t.Failed() {
-			t.Logf("--- objects\n%s", describe(context.Background(), h))
+			t.Logf("--- objects\n%s", check.Describe(context.Background(), h))
 			t.Logf("--- hosts no stand-in serves: %v", h.Internet.Unexpected())
 			t.Logf("--- AWS: what happened in the account\n%s\nendpoint calls: %v\nstand-in errors: %v",
 				strings.Join(h.Account.Log(), "\n"), h.Endpoints.Calls(), h.AWS.Errors())
@@ -123,25 +68,6 @@ func startHubWith(t testing.TB, opts site.HubOptions) *site.Hub {
 		h.Stop()
 	})
 	return h
-}
-
-// kustomizationStates lists every Kustomization on the cluster with its
-// Ready condition.
-func kustomizationStates(ctx context.Context, h *site.Hub) (map[string]*unstructured.Unstructured, string, error) {
-	l, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, "", err
-	}
-	out := map[string]*unstructured.Unstructured{}
-	var lines []string
-	for i := range l.Items {
-		o := &l.Items[i]
-		out[o.GetNamespace()+"/"+o.GetName()] = o
-		s, r, m := condition(o, "Ready")
-		lines = append(lines, fmt.Sprintf("%s/%s Ready=%s %s: %s", o.GetNamespace(), o.GetName(), s, r, m))
-	}
-	sort.Strings(lines)
-	return out, strings.Join(lines, "\n"), nil
 }
 
 // hubPackages are the packages the tree installs on the hub: a Provider
@@ -186,7 +112,7 @@ func hubSynced(ctx context.Context, h *site.Hub, timeout time.Duration) error {
 			return false, err
 		}
 		var err error
-		if ks, _, err = kustomizationStates(ctx, h); err != nil {
+		if ks, _, err = check.KustomizationStates(ctx, h); err != nil {
 			return false, nil
 		}
 		// The hub's own: the root and what it applies (clusters/mgmt), not
@@ -206,7 +132,7 @@ func hubSynced(ctx context.Context, h *site.Hub, timeout time.Duration) error {
 		// the same poll are Ready at the same time, whatever the map order.
 		polled := time.Now()
 		for key, o := range ks {
-			st, reason, msg := condition(o, "Ready")
+			st, reason, msg := check.Condition(o, "Ready")
 			if st == "True" {
 				if readyAt[key].IsZero() {
 					readyAt[key] = polled
@@ -303,47 +229,12 @@ func installedPackages(ctx context.Context, h *site.Hub) (map[string]bool, error
 			return nil, err
 		}
 		for i := range l.Items {
-			inst, _, _ := condition(&l.Items[i], "Installed")
-			healthy, _, _ := condition(&l.Items[i], "Healthy")
+			inst, _, _ := check.Condition(&l.Items[i], "Installed")
+			healthy, _, _ := check.Condition(&l.Items[i], "Healthy")
 			if inst == "True" && healthy == "True" {
 				out[l.Items[i].GetKind()+"/"+l.Items[i].GetName()] = true
 			}
 		}
 	}
 	return out, nil
-}
-
-// describe lists the Flux sources and releases with their Ready condition.
-func describe(ctx context.Context, h *site.Hub) string {
-	var lines []string
-	for _, gvr := range []schema.GroupVersionResource{
-		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"},
-		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"},
-		{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"},
-		helmCharts,
-		helmReleases,
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providers"},
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "functions"},
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "providerrevisions"},
-		{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"},
-		{Group: "apiextensions.crossplane.io", Version: "v1", Resource: "compositeresourcedefinitions"},
-		kustomizations,
-	} {
-		l, err := h.Cluster.Dynamic.Resource(gvr).Namespace("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			lines = append(lines, fmt.Sprintf("%s: %v", gvr.Resource, err))
-			continue
-		}
-		for i := range l.Items {
-			o := &l.Items[i]
-			var conds []string
-			for _, typ := range []string{"Ready", "Installed", "Healthy", "Established", "Offered"} {
-				if st, r, m := condition(o, typ); st != "" {
-					conds = append(conds, fmt.Sprintf("%s=%s %s: %s", typ, st, r, m))
-				}
-			}
-			lines = append(lines, fmt.Sprintf("%s %s/%s %s", o.GetKind(), o.GetNamespace(), o.GetName(), strings.Join(conds, "; ")))
-		}
-	}
-	return strings.Join(lines, "\n")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // appOverlay is the example app's staging overlay; its last line sets the
@@ -49,7 +50,7 @@ func hubDown(t *testing.T, h *site.Hub) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
+	requestFluxReconcile(t, eks.Cluster, fluxObject{check.GitRepositories, "flux-system"})
 	var last string
 	err := kube.Poll(ctx, commitBound, func() (bool, error) {
 		dep, err := eks.Cluster.Kube.AppsV1().Deployments(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})

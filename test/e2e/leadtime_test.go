@@ -17,6 +17,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // AWS's create times the lead-time scenario plays, scaled down by
@@ -80,7 +81,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 	clock := startStepClock(holdCtx, h)
 	requestReconcile(t, h)
 
-	last, err := waitCondition(ctx, eks.Cluster, gitRepositories, "flux-system", "flux-system", "Ready", spokeBound, isTrue)
+	last, err := check.WaitCondition(ctx, eks.Cluster, check.GitRepositories, "flux-system", "flux-system", "Ready", spokeBound, check.IsTrue)
 	if err != nil {
 		_, s, _ := stepsReady(ctx, h, claimName, "")
 		t.Fatalf("the spoke's own GitRepository is not Ready: %v (last: %s)\nhub steps:\n%s", err, last, s)
@@ -109,7 +110,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 	nodes := one("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
 	// When Flux applied the claim (the API server's creation time, to
 	// the second).
-	c, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+	c, err := h.Cluster.Dynamic.Resource(check.Claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // The example app and its team's namespace on the spoke: the app's name
@@ -68,10 +69,6 @@ func keptClaimFile(stagingClaim []byte) ([]byte, error) {
 	}
 	return yaml.Marshal(u.Object)
 }
-
-// ledgerLine names an account resource in the suite's messages: its kind,
-// its ID and the managed resource that made it.
-func ledgerLine(r aws.Resource) string { return r.Kind + " " + r.ID + " (" + r.Owner + ")" }
 
 // spokeInfraKinds are what the spoke's pods need to reach AWS (compute,
 // the EKS add-ons that give pods their network, DNS and services, and the
@@ -127,7 +124,7 @@ func teardown(t *testing.T, h *site.Hub) {
 			if _, seen := stepGone[st.Part]; seen {
 				continue
 			}
-			_, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, st.Part), metav1.GetOptions{})
+			_, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, st.Part), metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				stepGone[st.Part] = time.Since(start).Truncate(time.Second)
 			}
@@ -135,10 +132,10 @@ func teardown(t *testing.T, h *site.Hub) {
 		left = nil
 		for _, r := range h.Account.All() {
 			if _, keep := kept[r.Kind+"/"+r.ID]; !keep && !other[r.Kind+"/"+r.ID] {
-				left = append(left, ledgerLine(r))
+				left = append(left, check.LedgerLine(r))
 			}
 		}
-		_, err := h.Cluster.Dynamic.Resource(claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
+		_, err := h.Cluster.Dynamic.Resource(check.Claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 		return len(left) == 0 && apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
@@ -148,7 +145,7 @@ func teardown(t *testing.T, h *site.Hub) {
 				steps = append(steps, fmt.Sprintf("%s gone after %s", compose.BootstrapName(claimName, st.Part), gone))
 				continue
 			}
-			o, err := h.Cluster.Dynamic.Resource(kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, st.Part), metav1.GetOptions{})
+			o, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(compose.BootstrapNamespace).Get(ctx, compose.BootstrapName(claimName, st.Part), metav1.GetOptions{})
 			if err != nil {
 				steps = append(steps, fmt.Sprintf("%s: %v", compose.BootstrapName(claimName, st.Part), err))
 				continue
@@ -157,7 +154,7 @@ func teardown(t *testing.T, h *site.Hub) {
 			if d := o.GetDeletionTimestamp(); d != nil {
 				line += " (deleting since " + d.Format(time.TimeOnly) + ")"
 			}
-			ready, reason, msg := condition(o, "Ready")
+			ready, reason, msg := check.Condition(o, "Ready")
 			steps = append(steps, fmt.Sprintf("%s Ready=%s %s: %s", line, ready, reason, msg))
 		}
 		t.Fatalf("the claim's teardown did not end: %v\nleft in the account: %s\nAWS refused: %s\nhub steps:\n%s\nthe spoke:\n%s\nits load balancer controller: %v",
@@ -411,7 +408,7 @@ func extendApp(t *testing.T, h *site.Hub) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	requestFluxReconcile(t, eks.Cluster, fluxObject{gitRepositories, "flux-system"})
+	requestFluxReconcile(t, eks.Cluster, fluxObject{check.GitRepositories, "flux-system"})
 	var lbs []aws.Resource
 	err = kube.Poll(ctx, commitBound, func() (bool, error) {
 		lbs = h.Account.Find(aws.LoadBalancerKind, func(r aws.Resource) bool { return r.Owner == "service payments/payment-app-nlb" })
@@ -444,12 +441,12 @@ func extendApp(t *testing.T, h *site.Hub) {
 	var ready, reason, msg string
 	var tables []aws.Resource
 	err = kube.Poll(ctx, settleBound, func() (bool, error) {
-		claim, err := eks.Cluster.Dynamic.Resource(appInfrastructures).Namespace(exampleAppNS).Get(ctx, keptClaim, metav1.GetOptions{})
+		claim, err := eks.Cluster.Dynamic.Resource(check.AppInfrastructures).Namespace(exampleAppNS).Get(ctx, keptClaim, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		reported, _, _ = unstructured.NestedFieldNoCopy(claim.Object, "status", "tableDeletionProtection")
-		ready, reason, msg = condition(claim, "Ready")
+		ready, reason, msg = check.Condition(claim, "Ready")
 		name, _, _ := unstructured.NestedString(claim.Object, "status", "tableName")
 		tables = h.Account.Find(tableKind, func(r aws.Resource) bool { return name != "" && r.Name == name })
 		return reported == true && ready == "True" && len(tables) == 1 && tables[0].Attrs["deletionProtectionEnabled"] == true, nil

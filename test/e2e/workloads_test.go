@@ -22,6 +22,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // workloadsAccount is the identity the spoke's workloads Kustomization
@@ -413,8 +414,6 @@ resources:
   - demo-app.yaml
 `
 
-var gitRepositories = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
-
 var demoFiles = map[string]string{
 	"gitops-workloads/clusters/apps-staging/demo-app.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -514,19 +513,19 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 
 	ready := func(name string) func() (bool, error) {
 		return func() (bool, error) {
-			k, err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Get(ctx, name, metav1.GetOptions{})
+			k, err := c.Dynamic.Resource(check.Kustomizations).Namespace("flux-system").Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
-			st, _, _ := condition(k, "Ready")
-			return st == "True" && k.GetGeneration() == observedGeneration(k), nil
+			st, _, _ := check.Condition(k, "Ready")
+			return st == "True" && k.GetGeneration() == check.ObservedGeneration(k), nil
 		}
 	}
 	describe := func() string {
-		l, _ := c.Dynamic.Resource(kustomizations).Namespace("").List(ctx, metav1.ListOptions{})
+		l, _ := c.Dynamic.Resource(check.Kustomizations).Namespace("").List(ctx, metav1.ListOptions{})
 		var b strings.Builder
 		for i := range l.Items {
-			st, r, m := condition(&l.Items[i], "Ready")
+			st, r, m := check.Condition(&l.Items[i], "Ready")
 			fmt.Fprintf(&b, "%s Ready=%s %s: %s\n", l.Items[i].GetName(), st, r, m)
 		}
 		return b.String()
@@ -547,7 +546,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 		{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "flux-system", "team-payments"},
 		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, "payments", "flux-team"},
 		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}, "payments", "flux-team"},
-		{kustomizations, "flux-system", "demo"},
+		{check.Kustomizations, "flux-system", "demo"},
 		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "payments", "demo"},
 		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "payments", "demo"},
 	}
@@ -564,7 +563,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 		t.Fatalf("after the team came up only %v exist", l)
 	}
 	reconcile := func() {
-		requestFluxReconcile(t, c, fluxObject{gitRepositories, "flux-system"}, fluxObject{kustomizations, "workloads"})
+		requestFluxReconcile(t, c, fluxObject{check.GitRepositories, "flux-system"}, fluxObject{check.Kustomizations, "workloads"})
 	}
 
 	// N10: the team leaves the cluster folder.
@@ -594,12 +593,12 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 	if err := kube.Poll(ctx, commitBound, ready("demo")); err != nil {
 		t.Fatalf("the team never came back: %v\n%s", err, describe())
 	}
-	if err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Delete(ctx, "workloads", metav1.DeleteOptions{}); err != nil {
+	if err := c.Dynamic.Resource(check.Kustomizations).Namespace("flux-system").Delete(ctx, "workloads", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
 	err = kube.Poll(ctx, commitBound, func() (bool, error) {
-		_, err := c.Dynamic.Resource(kustomizations).Namespace("flux-system").Get(ctx, "workloads", metav1.GetOptions{})
+		_, err := c.Dynamic.Resource(check.Kustomizations).Namespace("flux-system").Get(ctx, "workloads", metav1.GetOptions{})
 		if err == nil {
 			return false, nil
 		}
@@ -619,9 +618,4 @@ func writeFile(path, body string) error {
 		return err
 	}
 	return os.WriteFile(path, []byte(body), 0o644)
-}
-
-func observedGeneration(o *unstructured.Unstructured) int64 {
-	g, _, _ := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
-	return g
 }
