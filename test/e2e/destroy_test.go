@@ -235,6 +235,10 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 			return false, fmt.Errorf("pulumi destroy ended before the root Kustomization went (error: %v), its steps: %v", d.err, d.res.Steps)
 		default:
 		}
+		// Nothing restarts an exited Flux controller: no teardown without it.
+		if err := h.Exited(); err != nil {
+			return false, err
+		}
 		l, err := h.Cluster.Dynamic.Resource(check.Claims).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
