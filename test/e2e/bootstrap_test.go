@@ -321,7 +321,7 @@ func commitResealedKey(t *testing.T, h *site.Hub) *deploykey.Key {
 	if err := h.Repo.Commit(claimName + ": deploy key sealed for this environment"); err != nil {
 		t.Fatal(err)
 	}
-	requestReconcile(t, h)
+	check.RequestReconcile(t, h)
 	return key
 }
 

@@ -54,7 +54,7 @@ func BenchmarkHubCapacity(b *testing.B) {
 	commitWindow := benchDuration(b, "FLEET_HUB_BENCH_COMMIT_WINDOW", 3*time.Minute)
 	ctx := context.Background()
 	h := startHub(b, "e2ebench", "10.210.0.0/16", withoutExampleClaim)
-	if err := hubSynced(ctx, h, 10*time.Minute); err != nil {
+	if err := check.HubSynced(ctx, h, manifests, 10*time.Minute); err != nil {
 		b.Fatal(err)
 	}
 	var base *capacity
@@ -108,7 +108,7 @@ func addBenchClaims(b *testing.B, h *site.Hub, from, to int) {
 	if err := h.Repo.Commit(fmt.Sprintf("add %d claims", to-from)); err != nil {
 		b.Fatal(err)
 	}
-	requestReconcile(b, h)
+	check.RequestReconcile(b, h)
 }
 
 // benchStepsComposed waits, with one list every 10 s (a claim's
@@ -260,7 +260,7 @@ func measureCapacity(b *testing.B, h *site.Hub, n int, window, commitWindow time
 	}
 	s2 := takeScrape(b, h)
 	t2 := time.Now()
-	requestReconcile(b, h)
+	check.RequestReconcile(b, h)
 	time.Sleep(commitWindow)
 	s3 := takeScrape(b, h)
 	return &capacity{

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -319,7 +318,7 @@ func commit(t *testing.T, h *site.Hub, old, new, message string) {
 	if err := h.Repo.Commit(message); err != nil {
 		t.Fatal(err)
 	}
-	requestReconcile(t, h)
+	check.RequestReconcile(t, h)
 }
 
 // privateRoutesPerZone checks, in the account, that every private subnet's
@@ -640,31 +639,5 @@ func upgrade(t *testing.T, h *site.Hub) {
 	if len(at) != 3 || !(at["control plane"] < at["nodes"] && at["nodes"] < at["kube-proxy"]) {
 		t.Errorf("updates in the account at positions %v, want control plane < nodes < kube-proxy:\n%s", at,
 			strings.Join(h.Account.Log()[logStart:], "\n"))
-	}
-}
-
-// requestReconcile asks the hub's Flux to fetch the repository and apply
-// workload-clusters now.
-func requestReconcile(t testing.TB, h *site.Hub) {
-	t.Helper()
-	requestFluxReconcile(t, h.Cluster, fluxObject{check.GitRepositories, "flux-system"}, fluxObject{check.Kustomizations, "workload-clusters"})
-}
-
-// fluxObject names a Flux object in flux-system.
-type fluxObject struct {
-	gvr  schema.GroupVersionResource
-	name string
-}
-
-// requestFluxReconcile asks Flux on c to reconcile objs now, as `flux
-// reconcile` does (the reconcile.fluxcd.io/requestedAt annotation).
-func requestFluxReconcile(t testing.TB, c *kube.Cluster, objs ...fluxObject) {
-	t.Helper()
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
-	for _, o := range objs {
-		if _, err := c.Dynamic.Resource(o.gvr).Namespace("flux-system").Patch(context.Background(), o.name,
-			types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

@@ -141,7 +141,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	if len(hubReleases(ctx, t, h, spokes)) == 0 {
 		t.Fatal("the hub has no HelmRelease before the teardown")
 	}
-	packages, err := installedPackages(ctx, h)
+	packages, err := check.InstalledPackages(ctx, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	// first: nothing they installed was uninstalled, and what the AWS half
 	// deletes after the Kubernetes half (the node group, then the cluster)
 	// still runs.
-	now, err := installedPackages(ctx, h)
+	now, err := check.InstalledPackages(ctx, h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // TestHubAddsAndDestroysSpokes runs a second hub, on its own network, as
@@ -33,7 +34,7 @@ func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	if !h.FirstUp.Changed() {
 		t.Fatal("the pulumi up after the kill changed nothing: the killed one was not stopped midway")
 	}
-	if err := hubSynced(ctx, h, hubSyncBound); err != nil {
+	if err := check.HubSynced(ctx, h, manifests, hubSyncBound); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("hub synced after %s", time.Since(start))

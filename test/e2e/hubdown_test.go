@@ -50,7 +50,7 @@ func hubDown(t *testing.T, h *site.Hub) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	requestFluxReconcile(t, eks.Cluster, fluxObject{check.GitRepositories, "flux-system"})
+	check.RequestFluxReconcile(t, eks.Cluster, check.FluxObject{GVR: check.GitRepositories, Name: "flux-system"})
 	var last string
 	err := kube.Poll(ctx, commitBound, func() (bool, error) {
 		dep, err := eks.Cluster.Kube.AppsV1().Deployments(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})

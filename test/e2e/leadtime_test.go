@@ -79,7 +79,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 	}
 	merged := time.Now()
 	clock := startStepClock(holdCtx, h)
-	requestReconcile(t, h)
+	check.RequestReconcile(t, h)
 
 	last, err := check.WaitCondition(ctx, eks.Cluster, check.GitRepositories, "flux-system", "flux-system", "Ready", spokeBound, check.IsTrue)
 	if err != nil {

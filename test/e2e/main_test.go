@@ -13,6 +13,9 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
 
+// manifests is the repository's tree the hubs sync, from this package.
+const manifests = "../../manifests"
+
 // TestMain runs kubectl when the test binary is started under that name:
 // the commands `fleet cluster break-glass` prints are run by a shell with
 // a kubectl on its PATH that is this binary (kubectlOnPath), so they run

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // planted are the errors TestHubFailsOnPlantedErrors plants in the tree,
@@ -115,7 +116,7 @@ func TestHubFailsOnPlantedErrors(t *testing.T) {
 		if err := h.Exited(); err != nil {
 			return false, err
 		}
-		hubErr = hubSynced(ctx, h, time.Second)
+		hubErr = check.HubSynced(ctx, h, manifests, time.Second)
 		claimErr = claimComposed(ctx, h, time.Second)
 		for _, p := range planted {
 			e := hubErr

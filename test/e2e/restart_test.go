@@ -17,6 +17,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
 // addClaim commits a copy of the example claim named name with its own
@@ -118,7 +119,7 @@ func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 		t.Fatalf("the account holds nothing of %s to compare with", like)
 	}
 	addClaim(t, h, name, "10.22.0.0/16")
-	requestReconcile(t, h)
+	check.RequestReconcile(t, h)
 
 	// Once AWS is creating the control plane, kill what composes it.
 	var creating time.Time

@@ -203,7 +203,7 @@ func TestSandbox(t *testing.T) {
 		t.Fatalf("go run ./scripts/fleet sandbox up: %v\n%s", err, out)
 	}
 	t.Logf("fleet sandbox up: hub synced in %s\n%s", time.Since(start).Round(time.Second), out)
-	kustomizations, err := site.HubKustomizations("../../manifests")
+	kustomizations, err := site.HubKustomizations(manifests)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func (f fleetCLI) waitStatus(t *testing.T, ctx context.Context, timeout time.Dur
 // holds.
 func spokeOwnKustomizations() ([]string, error) {
 	var out []string
-	for _, dir := range []string{"../../manifests/gitops-system/spoke-bootstrap/sync", "../../manifests/gitops-system/spoke-tools"} {
+	for _, dir := range []string{filepath.Join(manifests, "gitops-system", "spoke-bootstrap", "sync"), filepath.Join(manifests, "gitops-system", "spoke-tools")} {
 		names, err := site.FluxKustomizations(dir)
 		if err != nil {
 			return nil, err

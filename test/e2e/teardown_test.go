@@ -115,7 +115,7 @@ func teardown(t *testing.T, h *site.Hub) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	requestReconcile(t, h)
+	check.RequestReconcile(t, h)
 	var left []string
 	// When each bootstrap step was gone from the hub.
 	stepGone := map[string]time.Duration{}
@@ -408,7 +408,7 @@ func extendApp(t *testing.T, h *site.Hub) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	requestFluxReconcile(t, eks.Cluster, fluxObject{check.GitRepositories, "flux-system"})
+	check.RequestFluxReconcile(t, eks.Cluster, check.FluxObject{GVR: check.GitRepositories, Name: "flux-system"})
 	var lbs []aws.Resource
 	err = kube.Poll(ctx, commitBound, func() (bool, error) {
 		lbs = h.Account.Find(aws.LoadBalancerKind, func(r aws.Resource) bool { return r.Owner == "service payments/payment-app-nlb" })

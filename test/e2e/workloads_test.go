@@ -35,7 +35,7 @@ const workloadsAccount = "system:serviceaccount:flux-system:flux-workloads"
 // Kustomizations' outputs, by the Kustomization's spec.path.
 func spokeBuilt(t *testing.T, spoke string) map[string][]*unstructured.Unstructured {
 	t.Helper()
-	root, err := filepath.Abs("../../manifests")
+	root, err := filepath.Abs(manifests)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +563,7 @@ spec: {interval: 10m, path: ./manifests/spoke-tools-stub, prune: true, sourceRef
 		t.Fatalf("after the team came up only %v exist", l)
 	}
 	reconcile := func() {
-		requestFluxReconcile(t, c, fluxObject{check.GitRepositories, "flux-system"}, fluxObject{check.Kustomizations, "workloads"})
+		check.RequestFluxReconcile(t, c, check.FluxObject{GVR: check.GitRepositories, Name: "flux-system"}, check.FluxObject{GVR: check.Kustomizations, Name: "workloads"})
 	}
 
 	// N10: the team leaves the cluster folder.

@@ -1,6 +1,7 @@
 // Package check is the real-controller suite's vocabulary for reading a
 // running site (internal/sandbox/site): the kinds the scenarios follow,
-// their conditions, a wait on one condition, and the few-line summaries a
+// their conditions, the waits every scenario shares (a condition, the
+// hub synced), asking Flux to reconcile now, and the few-line summaries a
 // failed scenario prints first (what stopped, what still runs). It is
 // test-only (internal/testsupport); the scenarios themselves are in
 // test/e2e.
@@ -10,14 +11,17 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
@@ -228,4 +232,162 @@ func Describe(ctx context.Context, h *site.Hub) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// HubPackages are the packages the tree installs on the hub: a Provider
+// per service the hub's Provider objects name (the family package comes
+// as a dependency, named by Crossplane) and the three Functions.
+func HubPackages(manifests string) ([]string, error) {
+	out := []string{"Function/function-patch-and-transform", "Function/function-auto-ready", "Function/function-workload-cluster"}
+	services, err := site.ProviderServices(filepath.Join(manifests, "gitops-system", "infrastructure"))
+	if err != nil {
+		return nil, err
+	}
+	for _, svc := range services {
+		if svc == "config" {
+			out = append(out, "Provider/crossplane-contrib-provider-family-aws")
+			continue
+		}
+		out = append(out, "Provider/provider-aws-"+svc)
+	}
+	return out, nil
+}
+
+// HubSynced waits for every Kustomization of the hub (the root and what it
+// applies: those site.HubKustomizations lists in the tree at manifests and
+// any other it adds; not the spokes' bootstrap steps) to become Ready and
+// every package the tree names to be Installed and Healthy, then checks
+// that none became Ready before what its dependsOn names. The error names
+// each Kustomization that is not Ready with its reason and message.
+func HubSynced(ctx context.Context, h *site.Hub, manifests string, timeout time.Duration) error {
+	names, err := site.HubKustomizations(manifests)
+	if err != nil {
+		return err
+	}
+	packages, err := HubPackages(manifests)
+	if err != nil {
+		return err
+	}
+	readyAt := map[string]time.Time{}
+	var ks map[string]*unstructured.Unstructured
+	var missing []string
+	err = kube.Poll(ctx, timeout, func() (bool, error) {
+		if err := h.Exited(); err != nil {
+			return false, err
+		}
+		var err error
+		if ks, _, err = KustomizationStates(ctx, h); err != nil {
+			return false, nil
+		}
+		// The hub's own: the root and what it applies (clusters/mgmt), not
+		// the spokes' bootstrap steps the composition makes.
+		for key, o := range ks {
+			if o.GetName() != "flux-system" && o.GetLabels()["kustomize.toolkit.fluxcd.io/name"] != "flux-system" {
+				delete(ks, key)
+			}
+		}
+		missing = nil
+		for _, name := range names {
+			if ks["flux-system/"+name] == nil {
+				missing = append(missing, "flux-system/"+name+" does not exist")
+			}
+		}
+		// One time for the whole poll: Kustomizations first seen Ready in
+		// the same poll are Ready at the same time, whatever the map order.
+		polled := time.Now()
+		for key, o := range ks {
+			st, reason, msg := Condition(o, "Ready")
+			if st == "True" {
+				if readyAt[key].IsZero() {
+					readyAt[key] = polled
+				}
+				continue
+			}
+			missing = append(missing, fmt.Sprintf("%s Ready=%s %s: %s", key, st, reason, msg))
+		}
+		installed, err := InstalledPackages(ctx, h)
+		if err != nil {
+			return false, nil
+		}
+		for _, p := range packages {
+			if !installed[p] {
+				missing = append(missing, p+" not Installed and Healthy")
+			}
+		}
+		sort.Strings(missing)
+		return len(missing) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("hub not synced (%v):\n%s", err, strings.Join(missing, "\n"))
+	}
+	var order []string
+	for key, o := range ks {
+		deps, _, _ := unstructured.NestedSlice(o.Object, "spec", "dependsOn")
+		for _, d := range deps {
+			m, _ := d.(map[string]any)
+			ns, _ := m["namespace"].(string)
+			if ns == "" {
+				ns = o.GetNamespace()
+			}
+			dep := ns + "/" + m["name"].(string)
+			if readyAt[key].Before(readyAt[dep]) {
+				order = append(order, fmt.Sprintf("%s Ready at %s, before its dependency %s (%s)", key,
+					readyAt[key].Format(time.StampMilli), dep, readyAt[dep].Format(time.StampMilli)))
+			}
+		}
+	}
+	if len(order) > 0 {
+		sort.Strings(order)
+		return fmt.Errorf("dependsOn order not kept:\n%s", strings.Join(order, "\n"))
+	}
+	if u := h.Internet.Unexpected(); len(u) > 0 {
+		return fmt.Errorf("requests to hosts no stand-in serves: %v", u)
+	}
+	return nil
+}
+
+// InstalledPackages are the Crossplane packages (Kind/name) whose
+// Installed and Healthy conditions are True.
+func InstalledPackages(ctx context.Context, h *site.Hub) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, r := range []string{"providers", "functions"} {
+		l, err := h.Cluster.Dynamic.Resource(schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: r}).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			inst, _, _ := Condition(&l.Items[i], "Installed")
+			healthy, _, _ := Condition(&l.Items[i], "Healthy")
+			if inst == "True" && healthy == "True" {
+				out[l.Items[i].GetKind()+"/"+l.Items[i].GetName()] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// RequestReconcile asks the hub's Flux to fetch the repository and apply
+// workload-clusters now.
+func RequestReconcile(t testing.TB, h *site.Hub) {
+	t.Helper()
+	RequestFluxReconcile(t, h.Cluster, FluxObject{GVR: GitRepositories, Name: "flux-system"}, FluxObject{GVR: Kustomizations, Name: "workload-clusters"})
+}
+
+// FluxObject names a Flux object in flux-system.
+type FluxObject struct {
+	GVR  schema.GroupVersionResource
+	Name string
+}
+
+// RequestFluxReconcile asks Flux on c to reconcile objs now, as `flux
+// reconcile` does (the reconcile.fluxcd.io/requestedAt annotation).
+func RequestFluxReconcile(t testing.TB, c *kube.Cluster, objs ...FluxObject) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	for _, o := range objs {
+		if _, err := c.Dynamic.Resource(o.GVR).Namespace("flux-system").Patch(context.Background(), o.Name,
+			types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
