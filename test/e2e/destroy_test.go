@@ -227,12 +227,14 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	var claimsLeft []string
 	broken := false
 	err = kube.Poll(ctx, destroyBound, func() (bool, error) {
-		// pulumi destroy may not end before the root is gone: its first
-		// step waits for it.
+		// pulumi destroy may not end while the root is there: its first
+		// step waits for it to be gone.
 		select {
 		case d := <-done:
 			done <- d
-			return false, fmt.Errorf("pulumi destroy ended before the root Kustomization went (error: %v), its steps: %v", d.err, d.res.Steps)
+			if _, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(root.GetNamespace()).Get(ctx, root.GetName(), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, fmt.Errorf("pulumi destroy ended with the root Kustomization still there (error: %v), its steps: %v", d.err, d.res.Steps)
+			}
 		default:
 		}
 		// Nothing restarts an exited Flux controller: no teardown without it.
