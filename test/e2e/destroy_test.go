@@ -232,7 +232,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 		select {
 		case d := <-done:
 			done <- d
-			if _, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(root.GetNamespace()).Get(ctx, root.GetName(), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace(root.GetNamespace()).Get(ctx, root.GetName(), metav1.GetOptions{}); err == nil {
 				return false, fmt.Errorf("pulumi destroy ended with the root Kustomization still there (error: %v), its steps: %v", d.err, d.res.Steps)
 			}
 		default:
