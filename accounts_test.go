@@ -40,13 +40,13 @@ func TestSpokeAccountStack(t *testing.T) {
 	m := accountMocks(paymentsAccount)
 	var outputs map[string]pulumi.Output
 	err := m.Run(stackConfig(t, "Pulumi.acct-payments.yaml"), func(ctx *pulumi.Context) error {
-		if err := hub.Run(ctx); err != nil {
+		if err := hub.Program(m)(ctx); err != nil {
 			return err
 		}
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("hub.Run: %v", err)
+		t.Fatalf("hub.Program: %v", err)
 	}
 	want := []string{
 		"aws:iam/policy:Policy=2", "aws:iam/role:Role=1",
@@ -92,7 +92,7 @@ func TestSpokeAccountStack(t *testing.T) {
 	// The outputs, through the program's own Account.
 	m2 := accountMocks(paymentsAccount)
 	if err := m2.Run(stackConfig(t, "Pulumi.acct-payments.yaml"), func(ctx *pulumi.Context) error {
-		a, err := hub.BuildAccount(ctx, accountConfig(t))
+		a, err := hub.BuildAccount(ctx, accountConfig(t), m2)
 		if a != nil {
 			outputs = a.Outputs
 		}
@@ -138,7 +138,7 @@ func accountConfig(t *testing.T) stacks.AccountConfig {
 // account among its spoke accounts.
 func TestAccountsRefuseTheHubsOwnAccount(t *testing.T) {
 	m := accountMocks(mocks.AccountID)
-	err := m.Run(stackConfig(t, "Pulumi.acct-payments.yaml"), hub.Run)
+	err := m.Run(stackConfig(t, "Pulumi.acct-payments.yaml"), hub.Program(m))
 	if err == nil || !strings.Contains(err.Error(), `eks-fleet:hubAccountId: invalid value "111122223333": allowed an account other than the one this stack deploys into`) {
 		t.Errorf("spoke-account stack in the hub's account: %v", err)
 	}

@@ -68,7 +68,7 @@ func runMocks(t *testing.T, cfg map[string]string, setup func(*mocks.Mocks)) (*m
 	if setup != nil {
 		setup(m)
 	}
-	return m, m.Run(cfg, hub.Run)
+	return m, m.Run(cfg, hub.Program(m))
 }
 
 func byURN(m *mocks.Mocks) map[string]*mocks.Resource {

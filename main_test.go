@@ -49,25 +49,25 @@ func runProgram(t *testing.T, cfg map[string]string) (*mocks.Mocks, *hub.Hub, er
 		if err != nil {
 			return err
 		}
-		h, err = hub.Build(ctx, c)
+		h, err = hub.Build(ctx, c, m)
 		return err
 	})
 	return m, h, err
 }
 
-func TestMainRunsHubRun(t *testing.T) {
-	// main must stay the thin wrapper the tests exercise: run hub.Run with
+func TestMainRunsHubProgram(t *testing.T) {
+	// main must stay the thin wrapper the tests exercise: run hub.Program with
 	// the mgmt stack and require the same resources as Load+Build.
 	m := mocks.New()
-	if err := m.Run(stackConfig(t, "Pulumi.mgmt.yaml"), hub.Run); err != nil {
-		t.Fatalf("hub.Run: %v", err)
+	if err := m.Run(stackConfig(t, "Pulumi.mgmt.yaml"), hub.Program(m)); err != nil {
+		t.Fatalf("hub.Program: %v", err)
 	}
 	m2, _, err := runProgram(t, stackConfig(t, "Pulumi.mgmt.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a, b := m.SortedTypes(), m2.SortedTypes(); !slices.Equal(a, b) {
-		t.Fatalf("hub.Run made %v, Load+Build made %v", a, b)
+		t.Fatalf("hub.Program made %v, Load+Build made %v", a, b)
 	}
 }
 
@@ -95,7 +95,7 @@ func TestDeployKeyKeptFromEarlierRelease(t *testing.T) {
 
 	after := mocks.New()
 	after.Prior = before
-	if err := after.Run(cfg, hub.Run); err != nil {
+	if err := after.Run(cfg, hub.Program(after)); err != nil {
 		t.Fatal(err)
 	}
 	got := after.One(keyType, hub.DeployKeyResource)

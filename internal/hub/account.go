@@ -8,6 +8,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/components/spokeaccount"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/hub/preflight"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/stacks"
 )
@@ -35,9 +36,10 @@ type Account struct {
 }
 
 // BuildAccount registers what hub cfg.HubName needs in the deploying
-// account, which must be another than the hub's, and exports the stack
+// account, which must be another than the hub's and, as acct reads it,
+// hold nothing of another's the fence depends on; and exports the stack
 // outputs.
-func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig) (*Account, error) {
+func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig, acct preflight.Reader) (*Account, error) {
 	if errs := stacks.ValidateAccount(cfg); len(errs) > 0 {
 		return nil, stacks.Join(ctx.Stack(), errs)
 	}
@@ -50,6 +52,9 @@ func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig) (*Account, erro
 			Field: stacks.FullKey(stacks.HubAccountIDKey), Value: cfg.HubAccountID,
 			Allowed: "an account other than the one this stack deploys into (" + dep.AccountID + "): " + accountDescriptionHint,
 		}})
+	}
+	if err := checkAccount(ctx, acct, cfg.HubName, dep.AccountID, cfg.Region); err != nil {
+		return nil, err
 	}
 	env := hubiam.Env{Partition: dep.Partition, AccountID: cfg.HubAccountID, Region: cfg.Region, HubName: cfg.HubName}.InAccount(dep.AccountID)
 	if err := env.Validate(); err != nil {
@@ -98,6 +103,6 @@ func AccountNextSteps(cfg stacks.AccountConfig, account string) string {
 		"3. Claims may then name spec.account " + account + " (fleet cluster add --account " + account + ").",
 		"4. From the organization's management account, attach the service control policy",
 		"     pulumi stack output " + OutAccountSCP,
-		"   to this account (and the hub's): only the fleet's principals then create EKS OIDC providers and launch templates there.",
+		"   to this account (and the hub's): only the fleet's principals then create EKS OIDC providers, launch templates, clusters and node groups there.",
 	}, "\n")
 }

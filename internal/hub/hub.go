@@ -18,6 +18,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/secretsmanager"
 	"github.com/pulumi/pulumi-tls/sdk/v5/go/tls"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 
 	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/components/irsarole"
@@ -27,6 +28,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
+	"github.com/gitops-fleet/eks-fleet/internal/hub/preflight"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/stacks"
@@ -54,7 +56,7 @@ const (
 	// OutFleetAccountSCP is the service control policy to attach to every
 	// account of the fleet (hubiam.FleetAccountSCP), with the identity
 	// that ran this pulumi up as the deployer.
-	OutFleetAccountSCP = "fleetAccountScp"
+	OutFleetAccountSCP = preflight.SCPOutput
 )
 
 // Logical names of the top-level resources.
@@ -94,30 +96,48 @@ type Hub struct {
 	Outputs map[string]pulumi.Output
 }
 
-// Run is the Pulumi program: settings are loaded and validated before any
-// resource is registered; a bad stack stops here with every problem listed.
-// A spoke-account stack (stackKind spoke-account) builds BuildAccount
+// Program is the Pulumi program, with acct reading the deploying account
+// for the pre-flight check (main passes the AWS SDK's reader, tests the
+// mocks'): settings are loaded and validated before any resource is
+// registered; a bad stack stops here with every problem listed. A
+// spoke-account stack (stackKind spoke-account) builds BuildAccount
 // instead.
-func Run(ctx *pulumi.Context) error {
-	raw := stacks.Read(ctx)
-	if stacks.KindOf(raw) == stacks.KindSpokeAccount {
-		cfg, errs := stacks.AccountFromValues(raw)
+func Program(acct preflight.Reader) pulumi.RunFunc {
+	return func(ctx *pulumi.Context) error {
+		raw := stacks.Read(ctx)
+		if stacks.KindOf(raw) == stacks.KindSpokeAccount {
+			cfg, errs := stacks.AccountFromValues(raw)
+			if len(errs) > 0 {
+				return stacks.Join(ctx.Stack(), errs)
+			}
+			_, err := BuildAccount(ctx, cfg, acct)
+			return err
+		}
+		cfg, errs := stacks.FromValues(raw)
 		if len(errs) > 0 {
 			return stacks.Join(ctx.Stack(), errs)
 		}
-		_, err := BuildAccount(ctx, cfg)
+		_, err := Build(ctx, cfg, acct)
 		return err
 	}
-	cfg, errs := stacks.FromValues(raw)
-	if len(errs) > 0 {
-		return stacks.Join(ctx.Stack(), errs)
-	}
-	_, err := Build(ctx, cfg)
-	return err
 }
 
-// Build registers the hub for a valid cfg and exports the stack outputs.
-func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
+// checkAccount is the pre-flight check of the deploying account (package
+// preflight), run before the first resource is registered.
+func checkAccount(ctx *pulumi.Context, acct preflight.Reader, hub, accountID, region string) error {
+	return preflight.Check(ctx.Context(), acct, ctx.Stack(), hub, preflight.Query{
+		AccountID: accountID, Region: region, Profile: config.Get(ctx, ProfileKey),
+	})
+}
+
+// ProfileKey is the AWS provider's profile setting, which the pre-flight
+// check's reader uses too.
+const ProfileKey = "aws:profile"
+
+// Build registers the hub for a valid cfg, once acct shows the deploying
+// account holds nothing of another's the fence depends on, and exports
+// the stack outputs.
+func Build(ctx *pulumi.Context, cfg stacks.Config, acct preflight.Reader) (*Hub, error) {
 	if errs := stacks.Validate(cfg); len(errs) > 0 {
 		return nil, stacks.Join(ctx.Stack(), errs)
 	}
@@ -139,6 +159,9 @@ func Build(ctx *pulumi.Context, cfg stacks.Config) (*Hub, error) {
 	}
 	if err := checkUpgrade(ctx, cfg); err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
+	}
+	if err := checkAccount(ctx, acct, cfg.HubName, dep.AccountID, cfg.Region); err != nil {
+		return nil, err
 	}
 	spokeRegions, err := NewSpokeRegions(ctx, cfg)
 	if err != nil {

@@ -65,7 +65,7 @@ func startHubWith(t testing.TB, opts site.HubOptions) *site.Hub {
 }
 
 // TestHubSyncsTheTree brings the hub up as the program does (the objects
-// hub.Run creates, with its generated deploy key) and checks, on the real
+// hub.Program creates, with its generated deploy key) and checks, on the real
 // Flux, Crossplane, External Secrets and Sealed Secrets at the pinned
 // releases and the AWS stand-in, that the tree syncs over SSH, the chart
 // sources and releases install, Crossplane installs every provider and

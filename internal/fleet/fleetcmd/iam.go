@@ -53,7 +53,8 @@ the cluster's claim: for each, the role, the kind (trust, inline, managed,
 boundary, role-name), the ARN, the size IAM counts and the quota.
 
 It also prints the service control policy to attach to every account of the
-fleet (only the fleet's principals create EKS OIDC providers and launch templates).
+fleet (only the fleet's principals create EKS OIDC providers, launch templates,
+clusters and node groups).
 
 An OIDC issuer id (the hub's, a spoke's) is assigned by EKS, a spoke account's
 external ID is its own stack's setting, and the identity that runs pulumi up is

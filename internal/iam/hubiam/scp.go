@@ -24,7 +24,9 @@ const KindSCP = "scp"
 // invariant: only the fleet's principals create them there. Service-linked
 // roles (EKS's node group role, which makes templates for node groups
 // without one) are outside every SCP (AWS Organizations, "SCP effects on
-// permissions").
+// permissions"), so the SCP also keeps EKS clusters and node groups to the
+// fleet's principals. The program's pre-flight check (internal/hub/
+// preflight) refuses an account that holds another's already.
 
 // FleetPrincipals are the principals that create EKS OIDC providers and
 // launch templates in the accounts of hub e: its Crossplane role, the
@@ -42,8 +44,8 @@ func FleetPrincipals(e Env, deployers []string) []string {
 
 // FleetAccountSCP is the service control policy to attach to every account
 // of hub e's fleet (the hub's, each spoke account): no principal but
-// FleetPrincipals creates an EKS OIDC provider or a launch template, or
-// adds a version to one.
+// FleetPrincipals creates an EKS OIDC provider, a launch template (or adds
+// a version to one), an EKS cluster or a node group.
 func FleetAccountSCP(e Env, deployers []string) policydoc.Document {
 	notFleet := map[string]map[string]any{"ArnNotLike": {"aws:PrincipalArn": FleetPrincipals(e, deployers)}}
 	return policydoc.NewDocument(
@@ -56,6 +58,16 @@ func FleetAccountSCP(e Env, deployers []string) policydoc.Document {
 		policydoc.Statement{
 			Sid: "FleetOnlyLaunchTemplates", Effect: policydoc.Deny,
 			Action:    []string{"ec2:CreateLaunchTemplate", "ec2:CreateLaunchTemplateVersion"},
+			Resource:  []string{"*"},
+			Condition: notFleet,
+		},
+		// EKS's node group service-linked role makes a launch template for
+		// every node group created without one, beyond any SCP: only the
+		// fleet's principals create clusters and node groups, so those
+		// templates are the fleet's too.
+		policydoc.Statement{
+			Sid: "FleetOnlyEKSClusters", Effect: policydoc.Deny,
+			Action:    []string{"eks:CreateCluster", "eks:CreateNodegroup"},
 			Resource:  []string{"*"},
 			Condition: notFleet,
 		},

@@ -205,7 +205,8 @@ func TestPlantedAccountMistakesFail(t *testing.T) {
 
 // The fleet account SCP under the same evaluator, as the account's
 // organization level with AWS's default FullAWSAccess: the fleet's
-// principals create EKS OIDC providers and launch templates (the hub's
+// principals create EKS OIDC providers, launch templates, EKS clusters and
+// node groups (the hub's
 // Crossplane and deployer in the hub's account, B's account role in B);
 // an administrator of another team in the account cannot, nor can a
 // spoke's role holding every action; other OIDC providers are not the
@@ -235,6 +236,17 @@ func TestFleetAccountSCP(t *testing.T) {
 		return p("add a version to a spoke's launch template", "ec2:CreateLaunchTemplateVersion", "arn:aws:ec2:"+region+":"+account+":launch-template/lt-0pay",
 			resTag+"eksfleet.io/cluster", "mgmt-pay")
 	}
+	// CreateCluster names no resource in IAM; a node group is created on
+	// its cluster, which the composition tagged.
+	eksCluster := func(string) probe {
+		return p("create a spoke's EKS cluster", "eks:CreateCluster", "*",
+			reqTag+"eksfleet.io/cluster", "mgmt-pay", "aws:TagKeys", []string{"eksfleet.io/cluster"},
+			"eks:bootstrapClusterCreatorAdminPermissions", "false")
+	}
+	nodegroup := func(account string) probe {
+		return p("create a spoke's node group (EKS makes a launch template for one without)", "eks:CreateNodegroup", "arn:aws:eks:"+region+":"+account+":cluster/mgmt-pay",
+			resTag+"eksfleet.io/cluster", "mgmt-pay", reqTag+"eksfleet.io/cluster", "mgmt-pay", "aws:TagKeys", []string{"eksfleet.io/cluster"})
+	}
 	other := admin("arn:aws:iam::" + acct + ":role/other-team-admin")
 	otherB := admin("arn:aws:iam::" + acctB + ":role/other-team-admin")
 	xp := hubCrossplane(hub)
@@ -259,6 +271,13 @@ func TestFleetAccountSCP(t *testing.T) {
 		{otherB, lt(acctB), false},
 		{fencedRole(spoke(hub, "pay"), hubiam.SpokeBoundary(hub), "minted", "arn:aws:iam::"+acct+":role/mgmt-spoke-pay_x", ""), lt(acct), false},
 		{other, p("create another OIDC provider", "iam:CreateOpenIDConnectProvider", oidc(acct, "token.actions.githubusercontent.com")), true},
+		{xp, eksCluster(acct), true},
+		{xp, nodegroup(acct), true},
+		{admin(deployer), eksCluster(acct), true},
+		{role, nodegroup(acctB), true},
+		{other, eksCluster(acct), false},
+		{other, nodegroup(acct), false},
+		{otherB, eksCluster(acctB), false},
 	}
 	run := func(withSCP bool) []string {
 		var exps []expectation
@@ -279,7 +298,7 @@ func TestFleetAccountSCP(t *testing.T) {
 		t.Error(f)
 	}
 	// (the minted role's request is its boundary's to deny)
-	if got := run(false); len(got) != 6 {
-		t.Errorf("without the SCP, %d requests change their decision, want the other teams' 6:\n%s", len(got), strings.Join(got, "\n"))
+	if got := run(false); len(got) != 9 {
+		t.Errorf("without the SCP, %d requests change their decision, want the other teams' 9:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

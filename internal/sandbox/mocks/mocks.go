@@ -30,6 +30,7 @@ import (
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/hub/preflight"
 )
 
 // Fixed answers of the invokes.
@@ -120,12 +121,20 @@ type Mocks struct {
 	// the providers the program uses report for them), and an update in
 	// place keeping its old ID (changed inputs get the ID a create gets
 	// here: the resource's name, or what fill computes).
-	Prior  *Mocks
-	ctx    *pulumi.Context
-	mu     sync.Mutex
-	res    []*Resource
-	byURN  map[string]*Resource
-	invoke []string
+	Prior *Mocks
+	// Holds is what the account holds for the program's pre-flight check
+	// (Read, a preflight.Reader): its EKS OIDC providers and launch
+	// templates. Only what a test puts here: what the program or Prior
+	// registered is not added to it.
+	Holds preflight.Inventory
+	// ReadErr, when set, is Read's error.
+	ReadErr error
+	reads   []preflight.Query
+	ctx     *pulumi.Context
+	mu      sync.Mutex
+	res     []*Resource
+	byURN   map[string]*Resource
+	invoke  []string
 	// synthetic names the children registered for remote components.
 	synthetic map[string]bool
 	// eips counts Elastic IPs, each given the next EIPBase address.
@@ -149,6 +158,27 @@ func (m *Mocks) Run(config map[string]string, program pulumi.RunFunc) error {
 		info.Config = config
 		info.DryRun = m.DryRun
 	})
+}
+
+// Read implements preflight.Reader: Holds, for the mocked account only.
+func (m *Mocks) Read(_ context.Context, q preflight.Query) (preflight.Inventory, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads = append(m.reads, q)
+	if m.ReadErr != nil {
+		return preflight.Inventory{}, m.ReadErr
+	}
+	if want := cmp.Or(m.Account, AccountID); q.AccountID != want {
+		return preflight.Inventory{}, fmt.Errorf("the mocked credentials reach account %s, the query names %s", want, q.AccountID)
+	}
+	return m.Holds, nil
+}
+
+// Reads returns the pre-flight check's queries, in order.
+func (m *Mocks) Reads() []preflight.Query {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.reads)
 }
 
 // Resources returns the recorded registrations in order, without the

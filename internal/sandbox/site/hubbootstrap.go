@@ -30,7 +30,7 @@ type HubBootstrap struct {
 	Mocks *mocks.Mocks
 }
 
-// CaptureHub runs the hub's Pulumi program (hub.Run, what main runs) under
+// CaptureHub runs the hub's Pulumi program (hub.Program, what main runs, with the mocks as its account reader) under
 // the mocks with the stack config cfg (full keys).
 func CaptureHub(cfg map[string]string) (*HubBootstrap, error) {
 	return captureHub(cfg, nil)
@@ -42,7 +42,7 @@ func captureHub(cfg map[string]string, prior *mocks.Mocks) (*HubBootstrap, error
 	m := mocks.New()
 	m.RealKeys = true
 	m.Prior = prior
-	if err := m.Run(cfg, hub.Run); err != nil {
+	if err := m.Run(cfg, hub.Program(m)); err != nil {
 		return nil, fmt.Errorf("hub program: %w", err)
 	}
 	b := &HubBootstrap{Secrets: map[string]string{}, AWS: map[string][]string{}, Mocks: m}

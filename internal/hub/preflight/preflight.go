@@ -1,0 +1,178 @@
+// Package preflight is the program's check of the deploying account before
+// it creates anything: the fence between spokes in one account assumes the
+// account's EKS OIDC providers and launch templates are all the fleet's
+// (docs/iam.md, "The fleet account SCP"), because the hub's Crossplane may
+// tag an untagged EKS OIDC provider as a spoke's and may read every launch
+// template's user data, and IAM gives no key to fence either by. The fleet
+// account SCP stops new ones; this check refuses an account that already
+// holds another's, naming each.
+//
+// What the account holds is read through a Reader: the AWS SDK's
+// (preflight/awsreader) when the program runs under the engine, the
+// mocks' when it runs under pulumi.WithMocks.
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
+	"github.com/gitops-fleet/eks-fleet/stacks"
+)
+
+// OIDCProvider is one of the account's IAM OIDC identity providers.
+type OIDCProvider struct {
+	ARN  string
+	Tags map[string]string
+}
+
+// LaunchTemplate is one of the account's EC2 launch templates.
+type LaunchTemplate struct {
+	Region, ID, Name string
+	Tags             map[string]string
+}
+
+// Inventory is what the check reads of an account: its IAM OIDC providers
+// of EKS issuers (IsEKSProvider; a reader may leave out the others) and
+// its launch templates in every region enabled for it.
+type Inventory struct {
+	OIDCProviders   []OIDCProvider
+	LaunchTemplates []LaunchTemplate
+}
+
+// Query says which account to read, with which credentials.
+type Query struct {
+	// AccountID is the account the AWS provider deploys into; a reader
+	// whose credentials reach another account refuses to read.
+	AccountID string
+	// Region is the provider's region (aws:region): the reader's first
+	// calls go there.
+	Region string
+	// Profile is the stack's aws:profile, empty when unset.
+	Profile string
+}
+
+// Reader reads an account's Inventory.
+type Reader interface {
+	Read(ctx context.Context, q Query) (Inventory, error)
+}
+
+// EKSIssuerPrefix starts the URL of every EKS cluster's OIDC issuer, and
+// so the resource part of its IAM provider's ARN after "oidc-provider/".
+const EKSIssuerPrefix = "oidc.eks."
+
+// IsEKSProvider reports whether an OIDC provider ARN is an EKS cluster's
+// (arn:<partition>:iam::<account>:oidc-provider/oidc.eks.<region>...):
+// only those are within the hub's Crossplane's reach, and so the check's.
+func IsEKSProvider(arn string) bool {
+	_, res, ok := strings.Cut(arn, ":oidc-provider/")
+	return ok && strings.HasPrefix(res, EKSIssuerPrefix)
+}
+
+// fleetName reports whether v names hub's own cluster or one of its
+// spokes' (<hub>-<spoke>, internal/iam/spokeiam ClusterName): the values
+// the fleet's tags carry.
+func fleetName(hub, v string) bool { return v == hub || strings.HasPrefix(v, hub+"-") }
+
+// OwnsOIDCProvider reports whether hub's fleet made p: the hub's program
+// tags its own eksfleet.io/cluster=<hub> (managementcluster
+// TagOIDCProvider), the composition its spokes' <hub>-<spoke>.
+func OwnsOIDCProvider(hub string, p OIDCProvider) bool {
+	return fleetName(hub, p.Tags[fence.TagCluster])
+}
+
+// OwnsLaunchTemplate reports whether hub's fleet made t: the hub's node
+// template carries the program's eks-fleet/hub tag, a spoke's the
+// composition's eksfleet.io/cluster=<hub>-<spoke>, and the one EKS makes
+// for a node group without its own template (a spoke node group of an
+// earlier release) eks:cluster-name.
+func OwnsLaunchTemplate(hub string, t LaunchTemplate) bool {
+	return t.Tags[stacks.HubTagKey] == hub ||
+		fleetName(hub, t.Tags[fence.TagCluster]) ||
+		fleetName(hub, t.Tags[fence.TagEKSNodeCluster])
+}
+
+// Finding is one OIDC provider or launch template the fleet does not own.
+type Finding struct {
+	// Kind is "EKS OIDC provider" or "launch template".
+	Kind string
+	// Where is the provider's ARN, or the template's ID, name and region.
+	Where string
+	Tags  map[string]string
+}
+
+func (f Finding) String() string {
+	keys := slices.Sorted(maps.Keys(f.Tags))
+	tags := make([]string, len(keys))
+	for i, k := range keys {
+		tags[i] = k + "=" + f.Tags[k]
+	}
+	t := "no tags"
+	if len(tags) > 0 {
+		t = "tags " + strings.Join(tags, ", ")
+	}
+	return fmt.Sprintf("%s %s (%s)", f.Kind, f.Where, t)
+}
+
+// Foreign lists, in a stable order, what inv holds that hub's fleet does
+// not own: EKS OIDC providers first, then launch templates by region.
+func Foreign(hub string, inv Inventory) []Finding {
+	var out []Finding
+	ps := slices.Clone(inv.OIDCProviders)
+	slices.SortFunc(ps, func(a, b OIDCProvider) int { return strings.Compare(a.ARN, b.ARN) })
+	for _, p := range ps {
+		if IsEKSProvider(p.ARN) && !OwnsOIDCProvider(hub, p) {
+			out = append(out, Finding{Kind: "EKS OIDC provider", Where: p.ARN, Tags: p.Tags})
+		}
+	}
+	ts := slices.Clone(inv.LaunchTemplates)
+	slices.SortFunc(ts, func(a, b LaunchTemplate) int {
+		if c := strings.Compare(a.Region, b.Region); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for _, t := range ts {
+		if !OwnsLaunchTemplate(hub, t) {
+			out = append(out, Finding{Kind: "launch template", Where: fmt.Sprintf("%s (%s) in %s", t.ID, t.Name, t.Region), Tags: t.Tags})
+		}
+	}
+	return out
+}
+
+// Error is the check's refusal of an account.
+type Error struct {
+	Stack, Hub, AccountID string
+	Findings              []Finding
+}
+
+func (e *Error) Error() string {
+	lines := []string{fmt.Sprintf("stack %q: account %s holds %d EKS OIDC provider(s) or launch template(s) that hub %s's fleet did not make, nothing was created:", e.Stack, e.AccountID, len(e.Findings), e.Hub)}
+	for _, f := range e.Findings {
+		lines = append(lines, "  - "+f.String())
+	}
+	lines = append(lines,
+		"The spokes' fence assumes every EKS OIDC provider and launch template of the account is the fleet's: the hub's Crossplane may tag an untagged EKS OIDC provider as a spoke's, and reads every launch template's user data (docs/iam.md, \"The fleet account SCP\").",
+		"Fix: deploy into an account that holds the fleet alone, or delete or move what is listed; then attach the stack output "+SCPOutput+" to the account so no other principal creates them.")
+	return strings.Join(lines, "\n")
+}
+
+// SCPOutput is the stack output, of the hub's stack and of each spoke
+// account's, that holds the fleet account SCP (hub.OutFleetAccountSCP).
+const SCPOutput = "fleetAccountScp"
+
+// Check reads the account through r and refuses it, naming each, when it
+// holds an EKS OIDC provider or a launch template hub's fleet does not own.
+func Check(ctx context.Context, r Reader, stack, hub string, q Query) error {
+	inv, err := r.Read(ctx, q)
+	if err != nil {
+		return fmt.Errorf("stack %q: read account %s's EKS OIDC providers and launch templates (the program refuses an account that holds another's, docs/iam.md): %w", stack, q.AccountID, err)
+	}
+	if f := Foreign(hub, inv); len(f) > 0 {
+		return &Error{Stack: stack, Hub: hub, AccountID: q.AccountID, Findings: f}
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
+	"github.com/gitops-fleet/eks-fleet/internal/hub"
+	"github.com/gitops-fleet/eks-fleet/internal/hub/preflight"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
+	"github.com/gitops-fleet/eks-fleet/stacks"
+)
+
+// Both stack kinds read the deploying account (its ID, the provider's
+// region, the stack's aws:profile) before registering anything, and refuse
+// an account holding an EKS OIDC provider or a launch template their
+// fleet did not make, naming it, with nothing created; an account holding
+// the fleet's own (tagged as the program and the composition tag them) or
+// other issuers' providers passes; an unreadable account is refused too.
+func TestPreflight(t *testing.T) {
+	foreign := preflight.Inventory{
+		OIDCProviders: []preflight.OIDCProvider{{ARN: "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/WEB"}},
+		LaunchTemplates: []preflight.LaunchTemplate{
+			{Region: "eu-central-1", ID: "lt-0web", Name: "web-nodes", Tags: map[string]string{"team": "web"}},
+		},
+	}
+	own := preflight.Inventory{
+		OIDCProviders: []preflight.OIDCProvider{
+			{ARN: "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/HUB", Tags: map[string]string{fence.TagCluster: "mgmt"}},
+			{ARN: "arn:aws:iam::111122223333:oidc-provider/token.actions.githubusercontent.com"},
+		},
+		LaunchTemplates: []preflight.LaunchTemplate{
+			{Region: "eu-west-1", ID: "lt-0hub", Name: "mgmt-nodes", Tags: map[string]string{stacks.HubTagKey: "mgmt"}},
+			{Region: "eu-central-1", ID: "lt-0pay", Name: "pay-nodes", Tags: map[string]string{fence.TagCluster: "mgmt-pay"}},
+		},
+	}
+	for name, tc := range map[string]struct {
+		reason  string
+		file    string
+		account string
+		holds   preflight.Inventory
+		readErr error
+		// want is the error's text, in full ("" passes).
+		want string
+	}{
+		"hub, another team's": {
+			reason: "the shared account holds another team's EKS provider and template",
+			file:   "Pulumi.mgmt.yaml", account: mocks.AccountID, holds: foreign,
+			want: `stack "test": account 111122223333 holds 2 EKS OIDC provider(s) or launch template(s) that hub mgmt's fleet did not make, nothing was created:` + "\n" +
+				`  - EKS OIDC provider arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/WEB (no tags)` + "\n" +
+				`  - launch template lt-0web (web-nodes) in eu-central-1 (tags team=web)`,
+		},
+		"spoke account, another team's": {
+			reason: "a spoke account is checked as the hub's is",
+			file:   "Pulumi.acct-payments.yaml", account: paymentsAccount, holds: foreign,
+			want: `stack "test": account 222233334444 holds 2 EKS OIDC provider(s)`,
+		},
+		"hub, the fleet's own": {
+			reason: "a later pulumi up finds the hub's and its spokes' own, and a CI issuer's provider",
+			file:   "Pulumi.mgmt.yaml", account: mocks.AccountID, holds: own,
+		},
+		"spoke account, empty": {
+			reason: "a new spoke account holds nothing",
+			file:   "Pulumi.acct-payments.yaml", account: paymentsAccount,
+		},
+		"unreadable": {
+			reason: "no right to list is a refusal, not a pass",
+			file:   "Pulumi.mgmt.yaml", account: mocks.AccountID, readErr: errors.New("AccessDenied"),
+			want: `stack "test": read account 111122223333's EKS OIDC providers and launch templates (the program refuses an account that holds another's, docs/iam.md): AccessDenied`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := accountMocks(tc.account)
+			m.Holds, m.ReadErr = tc.holds, tc.readErr
+			cfg := stackConfig(t, tc.file)
+			cfg[hub.ProfileKey] = "platform"
+			err := m.Run(cfg, hub.Program(m))
+			wantQ := []preflight.Query{{AccountID: tc.account, Region: cfg[stacks.RegionKey], Profile: "platform"}}
+			if diff := cmp.Diff(wantQ, m.Reads()); diff != "" {
+				t.Errorf("%s: queries (-want +got):\n%s", tc.reason, diff)
+			}
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("%s: %v", tc.reason, err)
+				}
+				if len(m.SortedTypes()) == 0 {
+					t.Errorf("%s: nothing registered", tc.reason)
+				}
+				return
+			}
+			// The engine's error wraps the program's ("1 error occurred: * ...").
+			if err == nil || !strings.Contains(err.Error(), "* "+tc.want) {
+				t.Fatalf("%s: got %v\nwant it to hold %s", tc.reason, err, tc.want)
+			}
+			if got := m.SortedTypes(); len(got) != 0 {
+				t.Errorf("%s: registered %v", tc.reason, got)
+			}
+		})
+	}
+}
