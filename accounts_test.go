@@ -12,6 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 
+	"github.com/gitops-fleet/eks-fleet/components/deleteguard"
 	"github.com/gitops-fleet/eks-fleet/components/irsarole"
 	"github.com/gitops-fleet/eks-fleet/components/spokeaccount"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeaccounts"
@@ -50,7 +51,7 @@ func TestSpokeAccountStack(t *testing.T) {
 	}
 	want := []string{
 		"aws:iam/policy:Policy=2", "aws:iam/role:Role=1",
-		"aws:iam/rolePolicyAttachment:RolePolicyAttachment=1", spokeaccount.Type + "=1",
+		"aws:iam/rolePolicyAttachment:RolePolicyAttachment=1", deleteguard.Type + "=1", spokeaccount.Type + "=1",
 	}
 	if got := m.SortedTypes(); !slices.Equal(got, want) {
 		t.Errorf("registered %v, want %v", got, want)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
@@ -97,6 +99,56 @@ func TestPreflight(t *testing.T) {
 			}
 			if got := m.SortedTypes(); len(got) != 0 {
 				t.Errorf("%s: registered %v", tc.reason, got)
+			}
+		})
+	}
+}
+
+// A spoke-account stack's delete guard asks the deploying account, with
+// the stack's query, for what it holds of the hub's spokes: tagged
+// eksfleet.io/cluster, and roles named with the spokes' prefix; and
+// refuses while any of this hub's remains.
+func TestSpokeAccountDeleteGuard(t *testing.T) {
+	for name, tc := range map[string]struct {
+		reason string
+		left   []preflight.SpokeResource
+		want   string // the error's first line; "" passes
+	}{
+		"spokes left": {
+			reason: "a spoke's cluster and role are still there",
+			left: []preflight.SpokeResource{
+				{Cluster: "mgmt-pay", ARN: "arn:aws:eks:eu-west-1:222233334444:cluster/mgmt-pay"},
+				{ARN: "arn:aws:iam::222233334444:role/mgmt-spoke-pay-cluster"},
+			},
+			want: `stack "test": account 222233334444 still holds 2 resource(s) of hub mgmt's spokes, nothing was deleted:`,
+		},
+		"another hub's": {
+			reason: "another hub's spokes in the account are not this stack's to guard",
+			left:   []preflight.SpokeResource{{Cluster: "staging-pay", ARN: "arn:aws:ec2:eu-west-1:222233334444:vpc/vpc-1"}},
+		},
+		"none": {reason: "every spoke is gone"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := accountMocks(paymentsAccount)
+			m.Left = tc.left
+			var a *hub.Account
+			cfg := stackConfig(t, "Pulumi.acct-payments.yaml")
+			if err := m.Run(cfg, func(ctx *pulumi.Context) (err error) {
+				a, err = hub.BuildAccount(ctx, accountConfig(t), m)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			err := a.Account.Guard.Check(context.Background())
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s: %v", tc.reason, err)
+			case tc.want != "" && (err == nil || strings.Split(err.Error(), "\n")[0] != tc.want):
+				t.Errorf("%s: %v\nwant %s", tc.reason, err, tc.want)
+			}
+			q := preflight.Query{AccountID: paymentsAccount, Region: cfg[stacks.RegionKey]}
+			if diff := cmp.Diff([]preflight.Query{q, q}, m.Reads()); diff != "" {
+				t.Errorf("queries (the pre-flight check's, the guard's; -want +got):\n%s", diff)
 			}
 		})
 	}

@@ -5,16 +5,19 @@
 // assumes there (hubiam.AccountRoleName), trusted by the hub's Crossplane
 // role alone and only with the account's external ID, holding the hub
 // Crossplane's fence for that account's spokes. Its outputs are the fleet
-// policy's entry for the account.
+// policy's entry for the account. A DeleteGuard keeps all of it while the
+// account still holds anything of the hub's spokes (Args.DeleteCheck).
 package spokeaccount
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/gitops-fleet/eks-fleet/components/deleteguard"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 )
 
@@ -30,6 +33,11 @@ type Args struct {
 	// account role (its ProviderConfig's assumeRoleChain externalID).
 	ExternalID string
 	Tags       pulumi.StringMapInput
+	// DeleteCheck refuses the account's deletion while it returns an
+	// error: the hub's Crossplane deletes its spokes' resources in the
+	// account through the account role, so the role may not go while any
+	// remains (a DeleteGuard stands before every resource here).
+	DeleteCheck func(ctx context.Context) error
 }
 
 // SpokeAccount is the boundary, the account role, its policy and the
@@ -41,6 +49,8 @@ type SpokeAccount struct {
 	Role       *iam.Role
 	Policy     *iam.Policy
 	Attachment *iam.RolePolicyAttachment
+	// Guard stands before the four on delete (DeleteCheck).
+	Guard *deleteguard.DeleteGuard
 
 	AccountID   pulumi.StringOutput `pulumi:"accountId"`
 	RoleArn     pulumi.StringOutput `pulumi:"roleArn"`
@@ -61,6 +71,9 @@ func (a Args) Check() error {
 	}
 	if err := hubiam.CheckExternalID(a.ExternalID); err != nil {
 		errs = append(errs, err)
+	}
+	if a.DeleteCheck == nil {
+		errs = append(errs, errors.New("no DeleteCheck: the account role would go while spokes it deletes remain"))
 	}
 	return errors.Join(errs...)
 }
@@ -123,6 +136,11 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 		PolicyArn: c.Policy.Arn,
 	}, parent); err != nil {
 		return nil, fmt.Errorf("spokeaccount %s: attachment: %w", name, err)
+	}
+	if c.Guard, err = deleteguard.New(ctx, name+"-guard", deleteguard.Args{
+		Guarded: c.Resources(), Check: args.DeleteCheck,
+	}, parent); err != nil {
+		return nil, fmt.Errorf("spokeaccount %s: %w", name, err)
 	}
 	c.AccountID = pulumi.String(e.AccountID).ToStringOutput()
 	c.RoleArn = c.Role.Arn

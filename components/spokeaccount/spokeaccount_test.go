@@ -2,12 +2,15 @@ package spokeaccount
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi/internals"
 
+	"github.com/gitops-fleet/eks-fleet/components/deleteguard"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 )
@@ -22,7 +25,9 @@ func TestCheck(t *testing.T) {
 		reason string
 		want   string // in the error; "" none
 	}{
-		"ok": {args: Args{Env: hubEnv.InAccount(account), ExternalID: "ext-123"}, reason: "another account, an external ID"},
+		"ok": {args: Args{Env: hubEnv.InAccount(account), ExternalID: "ext-123", DeleteCheck: spokesRemain}, reason: "another account, an external ID, a delete check"},
+		"no delete check": {args: Args{Env: hubEnv.InAccount(account), ExternalID: "ext-123"}, want: "no DeleteCheck",
+			reason: "the account role would go while the spokes it deletes remain"},
 		"hub account": {args: Args{Env: hubEnv, ExternalID: "ext-123"}, want: "is the hub's own",
 			reason: "the hub's own account has the hub stack's boundary and Crossplane role"},
 		"same account": {args: Args{Env: hubEnv.InAccount(mocks.AccountID), ExternalID: "ext-123"}, want: "is the hub's own",
@@ -47,7 +52,7 @@ func TestSpokeAccount(t *testing.T) {
 	m.Account = account
 	var c *SpokeAccount
 	if err := m.Run(nil, func(ctx *pulumi.Context) (err error) {
-		c, err = New(ctx, "acct", Args{Env: hubEnv.InAccount(account), ExternalID: "ext-123", Tags: pulumi.StringMap{"owner": pulumi.String("payments")}})
+		c, err = New(ctx, "acct", Args{Env: hubEnv.InAccount(account), ExternalID: "ext-123", Tags: pulumi.StringMap{"owner": pulumi.String("payments")}, DeleteCheck: spokesRemain})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -80,7 +85,30 @@ func TestSpokeAccount(t *testing.T) {
 	if len(c.Resources()) != 4 {
 		t.Errorf("Resources: %d", len(c.Resources()))
 	}
+	// The guard stands before all four: it depends on each (the engine
+	// deletes it first, and none of them while its check refuses:
+	// components/deleteguard's engine test), and runs DeleteCheck.
+	guard := m.One(deleteguard.Type, "acct-guard")
+	if guard == nil || guard.Parent != comp.URN {
+		t.Fatalf("no DeleteGuard acct-guard under the component: %+v", guard)
+	}
+	var wantDeps []string
+	for _, r := range m.Resources() {
+		if r.Custom {
+			wantDeps = append(wantDeps, r.URN)
+		}
+	}
+	if got := slices.Sorted(slices.Values(guard.Dependencies)); !slices.Equal(got, slices.Sorted(slices.Values(wantDeps))) {
+		t.Errorf("guard depends on %v, want %v", got, wantDeps)
+	}
+	if err := c.Guard.Check(context.Background()); err == nil || err.Error() != "spokes remain" {
+		t.Errorf("guard check: %v, want DeleteCheck's", err)
+	}
 }
+
+// spokesRemain is a DeleteCheck that always refuses, so a test can tell the
+// guard runs it.
+func spokesRemain(context.Context) error { return errors.New("spokes remain") }
 
 // Bad args register nothing.
 func TestBadArgsRegisterNothing(t *testing.T) {

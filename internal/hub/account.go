@@ -1,12 +1,14 @@
 package hub
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/components/spokeaccount"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/hub/preflight"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
@@ -67,8 +69,12 @@ func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig, acct preflight.
 	tags[stacks.HubTagKey] = cfg.HubName
 	tags[stacks.StackTagKey] = ctx.Stack()
 	a := &Account{Config: cfg, Env: env}
+	q := query(ctx, dep.AccountID, cfg.Region)
 	a.Account, err = spokeaccount.New(ctx, AccountResource, spokeaccount.Args{
 		Env: env, ExternalID: cfg.ExternalID, Tags: pulumi.ToStringMap(tags),
+		DeleteCheck: func(c context.Context) error {
+			return preflight.CheckNoSpokes(c, acct, ctx.Stack(), cfg.HubName, hubiam.AccountRoleName(cfg.HubName), clusterinfo.SpokeRolePrefixFor(cfg.HubName), q)
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -125,9 +125,12 @@ func Program(acct preflight.Reader) pulumi.RunFunc {
 // checkAccount is the pre-flight check of the deploying account (package
 // preflight), run before the first resource is registered.
 func checkAccount(ctx *pulumi.Context, acct preflight.Reader, hub, accountID, region string) error {
-	return preflight.Check(ctx.Context(), acct, ctx.Stack(), hub, preflight.Query{
-		AccountID: accountID, Region: region, Profile: config.Get(ctx, ProfileKey),
-	})
+	return preflight.Check(ctx.Context(), acct, ctx.Stack(), hub, query(ctx, accountID, region))
+}
+
+// query is how the account checks read the deploying account.
+func query(ctx *pulumi.Context, accountID, region string) preflight.Query {
+	return preflight.Query{AccountID: accountID, Region: region, Profile: config.Get(ctx, ProfileKey)}
 }
 
 // ProfileKey is the AWS provider's profile setting, which the pre-flight

@@ -5,7 +5,9 @@
 // tag an untagged EKS OIDC provider as a spoke's and may read every launch
 // template's user data, and IAM gives no key to fence either by. The fleet
 // account SCP stops new ones; this check refuses an account that already
-// holds another's, naming each.
+// holds another's, naming each. And before a spoke account's stack is
+// destroyed, CheckNoSpokes refuses while the account holds anything of the
+// hub's spokes (remains.go).
 //
 // What the account holds is read through a Reader: the AWS SDK's
 // (preflight/awsreader) when the program runs under the engine, the
@@ -55,9 +57,14 @@ type Query struct {
 	Profile string
 }
 
-// Reader reads an account's Inventory.
+// Reader reads an account.
 type Reader interface {
+	// Read reads the account's Inventory.
 	Read(ctx context.Context, q Query) (Inventory, error)
+	// Remains lists the account's resources that carry tag key, in every
+	// region enabled for it, with the key's value as Cluster; and its IAM
+	// roles whose name starts with rolePrefix, with no Cluster.
+	Remains(ctx context.Context, q Query, key, rolePrefix string) ([]SpokeResource, error)
 }
 
 // EKSIssuerPrefix starts the URL of every EKS cluster's OIDC issuer, and

@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -90,14 +91,22 @@ func TestForeign(t *testing.T) {
 }
 
 type reader struct {
-	inv Inventory
-	err error
-	got []Query
+	inv         Inventory
+	left        []SpokeResource
+	err         error
+	got         []Query
+	key, prefix string
 }
 
 func (r *reader) Read(_ context.Context, q Query) (Inventory, error) {
 	r.got = append(r.got, q)
 	return r.inv, r.err
+}
+
+func (r *reader) Remains(_ context.Context, q Query, key, rolePrefix string) ([]SpokeResource, error) {
+	r.got = append(r.got, q)
+	r.key, r.prefix = key, rolePrefix
+	return r.left, r.err
 }
 
 func TestCheck(t *testing.T) {
@@ -157,5 +166,63 @@ func TestIsEKSProvider(t *testing.T) {
 		if got := IsEKSProvider(tc.arn); got != tc.want {
 			t.Errorf("%s: IsEKSProvider(%s) = %v, want %v", name, tc.arn, got, tc.want)
 		}
+	}
+}
+
+func TestRemains(t *testing.T) {
+	listed := []SpokeResource{
+		{Cluster: "mgmt-web", ARN: "arn:aws:ec2:us-east-1:222233334444:vpc/vpc-2"},
+		{Cluster: "staging-pay", ARN: "arn:aws:ec2:eu-west-1:222233334444:vpc/vpc-9"},
+		{ARN: "arn:aws:iam::222233334444:role/mgmt-spoke-pay-cluster"},
+		{Cluster: "mgmt-pay", ARN: "arn:aws:eks:eu-west-1:222233334444:cluster/mgmt-pay"},
+		{Cluster: "mgmt-pay", ARN: "arn:aws:ec2:eu-west-1:222233334444:vpc/vpc-1"},
+		{Cluster: "mgmtx", ARN: "arn:aws:ec2:eu-west-1:222233334444:vpc/vpc-8"},
+		{Cluster: "mgmt-pay", ARN: "arn:aws:ec2:eu-west-1:222233334444:vpc/vpc-1"},
+	}
+	want := []SpokeResource{
+		{ARN: "arn:aws:iam::222233334444:role/mgmt-spoke-pay-cluster"},
+		{Cluster: "mgmt-pay", ARN: "arn:aws:ec2:eu-west-1:222233334444:vpc/vpc-1"},
+		{Cluster: "mgmt-pay", ARN: "arn:aws:eks:eu-west-1:222233334444:cluster/mgmt-pay"},
+		{Cluster: "mgmt-web", ARN: "arn:aws:ec2:us-east-1:222233334444:vpc/vpc-2"},
+	}
+	// Another hub's (staging-) and a look-alike (mgmtx) are not this
+	// hub's spokes; a resource listed twice (two regions' answers) counts
+	// once.
+	if diff := cmp.Diff(want, Remains(hub, listed)); diff != "" {
+		t.Errorf("Remains (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckNoSpokes(t *testing.T) {
+	q := Query{AccountID: "222233334444", Region: "eu-west-1"}
+	var left []SpokeResource
+	for i := range 7 {
+		left = append(left, SpokeResource{Cluster: "mgmt-pay", ARN: fmt.Sprintf("arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-%d", i)})
+	}
+	left = append(left, SpokeResource{ARN: "arn:aws:iam::222233334444:role/mgmt-spoke-pay-cluster"})
+	r := &reader{left: left}
+	err := CheckNoSpokes(context.Background(), r, "acct-payments", hub, "mgmt-crossplane-account", "mgmt-spoke-", q)
+	want := strings.Join([]string{
+		`stack "acct-payments": account 222233334444 still holds 8 resource(s) of hub mgmt's spokes, nothing was deleted:`,
+		`  - spoke roles: arn:aws:iam::222233334444:role/mgmt-spoke-pay-cluster`,
+		`  - mgmt-pay: arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-0, arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-1, arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-2, arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-3, arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-4 and 2 more`,
+		`The hub's Crossplane deletes them through this stack's role mgmt-crossplane-account; without it they would stay in the account, out of the fleet's reach.`,
+		`Fix: remove those spokes' claims (fleet cluster remove <name>, then merge), wait until fleet status no longer lists them and this account holds none of the above, then run pulumi destroy --run-program again.`,
+	}, "\n")
+	if err == nil {
+		t.Fatal("CheckNoSpokes passed with spokes left")
+	}
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("message (-want +got):\n%s", diff)
+	}
+	if r.key != fence.TagCluster || r.prefix != "mgmt-spoke-" || len(r.got) != 1 || r.got[0] != q {
+		t.Errorf("asked for key %q, prefix %q, queries %v", r.key, r.prefix, r.got)
+	}
+	if err := CheckNoSpokes(context.Background(), &reader{left: []SpokeResource{{Cluster: "staging-pay", ARN: "arn:x"}}}, "acct-payments", hub, "r", "mgmt-spoke-", q); err != nil {
+		t.Errorf("another hub's spokes only: %v", err)
+	}
+	err = CheckNoSpokes(context.Background(), &reader{err: errors.New("AccessDenied")}, "acct-payments", hub, "r", "mgmt-spoke-", q)
+	if err == nil || err.Error() != `stack "acct-payments": read what account 222233334444 holds of hub mgmt's spokes (the stack is not destroyed while its role is the only way to delete them): AccessDenied` {
+		t.Errorf("unreadable: %v", err)
 	}
 }

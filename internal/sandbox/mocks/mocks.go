@@ -127,14 +127,17 @@ type Mocks struct {
 	// templates. Only what a test puts here: what the program or Prior
 	// registered is not added to it.
 	Holds preflight.Inventory
-	// ReadErr, when set, is Read's error.
+	// ReadErr, when set, is Read's and Remains' error.
 	ReadErr error
-	reads   []preflight.Query
-	ctx     *pulumi.Context
-	mu      sync.Mutex
-	res     []*Resource
-	byURN   map[string]*Resource
-	invoke  []string
+	// Left is what Remains lists: the account's resources tagged with
+	// the key it is asked for, and its roles.
+	Left   []preflight.SpokeResource
+	reads  []preflight.Query
+	ctx    *pulumi.Context
+	mu     sync.Mutex
+	res    []*Resource
+	byURN  map[string]*Resource
+	invoke []string
 	// synthetic names the children registered for remote components.
 	synthetic map[string]bool
 	// eips counts Elastic IPs, each given the next EIPBase address.
@@ -174,7 +177,23 @@ func (m *Mocks) Read(_ context.Context, q preflight.Query) (preflight.Inventory,
 	return m.Holds, nil
 }
 
-// Reads returns the pre-flight check's queries, in order.
+// Remains implements preflight.Reader: Left, for the mocked account only
+// (whatever the key and prefix; a test puts there what the reader would
+// list).
+func (m *Mocks) Remains(_ context.Context, q preflight.Query, _, _ string) ([]preflight.SpokeResource, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads = append(m.reads, q)
+	if m.ReadErr != nil {
+		return nil, m.ReadErr
+	}
+	if want := cmp.Or(m.Account, AccountID); q.AccountID != want {
+		return nil, fmt.Errorf("the mocked credentials reach account %s, the query names %s", want, q.AccountID)
+	}
+	return slices.Clone(m.Left), nil
+}
+
+// Reads returns the account checks' queries, in order.
 func (m *Mocks) Reads() []preflight.Query {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -6,9 +6,7 @@
 // provider's do; it refuses to read when they reach another account than
 // the provider's (an aws:assumeRole the SDK does not see, for one).
 //
-// The calls are read-only: sts:GetCallerIdentity,
-// iam:ListOpenIDConnectProviders, iam:ListOpenIDConnectProviderTags,
-// ec2:DescribeRegions and ec2:DescribeLaunchTemplates.
+// Every call is a read: InventoryActions and RemainsActions list them.
 package awsreader
 
 import (
@@ -24,21 +22,34 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/aws/aws-sdk-go-v2/service/resourcegroupstaggingapi"
+	taggingtypes "github.com/aws/aws-sdk-go-v2/service/resourcegroupstaggingapi/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gitops-fleet/eks-fleet/internal/hub/preflight"
 )
 
-// Actions are the IAM actions Read calls: the deploying identity needs
-// them beside what the program creates.
-func Actions() []string {
+// InventoryActions are the IAM actions Read calls (at every pulumi up):
+// the deploying identity needs them beside what the program creates.
+func InventoryActions() []string {
 	return []string{
 		"ec2:DescribeLaunchTemplates",
 		"ec2:DescribeRegions",
 		"iam:ListOpenIDConnectProviderTags",
 		"iam:ListOpenIDConnectProviders",
 		"sts:GetCallerIdentity",
+	}
+}
+
+// RemainsActions are the IAM actions Remains calls (before a spoke
+// account's stack is destroyed).
+func RemainsActions() []string {
+	return []string{
+		"ec2:DescribeRegions",
+		"iam:ListRoles",
+		"sts:GetCallerIdentity",
+		"tag:GetResources",
 	}
 }
 
@@ -52,22 +63,32 @@ type Reader struct {
 // regionParallelism bounds the regions read at once.
 const regionParallelism = 8
 
-// Read implements preflight.Reader.
-func (r Reader) Read(ctx context.Context, q preflight.Query) (preflight.Inventory, error) {
+// config loads the SDK's configuration for q, and refuses when its
+// credentials reach another account than q's.
+func (r Reader) config(ctx context.Context, q preflight.Query) (aws.Config, error) {
 	opts := []func(*config.LoadOptions) error{config.WithRegion(q.Region)}
 	if q.Profile != "" {
 		opts = append(opts, config.WithSharedConfigProfile(q.Profile))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, append(opts, r.Options...)...)
 	if err != nil {
-		return preflight.Inventory{}, fmt.Errorf("load the AWS SDK's configuration: %w", err)
+		return aws.Config{}, fmt.Errorf("load the AWS SDK's configuration: %w", err)
 	}
 	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 	if err != nil {
-		return preflight.Inventory{}, fmt.Errorf("sts:GetCallerIdentity: %w", err)
+		return aws.Config{}, fmt.Errorf("sts:GetCallerIdentity: %w", err)
 	}
 	if got := aws.ToString(id.Account); got != q.AccountID {
-		return preflight.Inventory{}, fmt.Errorf("the AWS SDK's credentials (%s) reach account %s, the AWS provider deploys into %s: give both the same credentials (AWS_PROFILE or aws:profile; an aws:assumeRole is the provider's alone)", aws.ToString(id.Arn), got, q.AccountID)
+		return aws.Config{}, fmt.Errorf("the AWS SDK's credentials (%s) reach account %s, the AWS provider deploys into %s: give both the same credentials (AWS_PROFILE or aws:profile; an aws:assumeRole is the provider's alone)", aws.ToString(id.Arn), got, q.AccountID)
+	}
+	return cfg, nil
+}
+
+// Read implements preflight.Reader.
+func (r Reader) Read(ctx context.Context, q preflight.Query) (preflight.Inventory, error) {
+	cfg, err := r.config(ctx, q)
+	if err != nil {
+		return preflight.Inventory{}, err
 	}
 	var inv preflight.Inventory
 	if inv.OIDCProviders, err = oidcProviders(ctx, iam.NewFromConfig(cfg)); err != nil {
@@ -111,41 +132,66 @@ func addIAMTags(into map[string]string, tags []iamtypes.Tag) {
 	}
 }
 
-// launchTemplates lists the templates of every region enabled for the
-// account (ec2:DescribeRegions without AllRegions), a few regions at once.
-func launchTemplates(ctx context.Context, cfg aws.Config) ([]preflight.LaunchTemplate, error) {
+// eachRegion runs read for every region enabled for the account
+// (ec2:DescribeRegions without AllRegions), a few regions at once, with
+// the output collected under a lock.
+func eachRegion(ctx context.Context, cfg aws.Config, read func(ctx context.Context, region string, add func(func())) error) error {
 	regions, err := ec2.NewFromConfig(cfg).DescribeRegions(ctx, &ec2.DescribeRegionsInput{})
 	if err != nil {
-		return nil, fmt.Errorf("ec2:DescribeRegions: %w", err)
+		return fmt.Errorf("ec2:DescribeRegions: %w", err)
 	}
-	var (
-		mu  sync.Mutex
-		out []preflight.LaunchTemplate
-	)
+	var mu sync.Mutex
+	add := func(f func()) { mu.Lock(); defer mu.Unlock(); f() }
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(regionParallelism)
+	home := partition(cfg.Region)
 	for _, reg := range regions.Regions {
 		region := aws.ToString(reg.RegionName)
-		g.Go(func() error {
-			c := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.Region = region })
-			p := ec2.NewDescribeLaunchTemplatesPaginator(c, &ec2.DescribeLaunchTemplatesInput{})
-			for p.HasMorePages() {
-				page, err := p.NextPage(gctx)
-				if err != nil {
-					return fmt.Errorf("ec2:DescribeLaunchTemplates in %s: %w", region, err)
-				}
-				mu.Lock()
+		// AWS lists neither (an opt-in region the account has not
+		// enabled answers no call); moto 5.2 lists both, and its APIs
+		// fail there.
+		if aws.ToString(reg.OptInStatus) == "not-opted-in" || partition(region) != home {
+			continue
+		}
+		g.Go(func() error { return read(gctx, region, add) })
+	}
+	return g.Wait()
+}
+
+// partition is the partition a region name belongs to, as far as telling
+// one from another goes.
+func partition(region string) string {
+	for _, p := range []string{"cn-", "us-gov-", "us-iso-", "us-isob-", "eu-isoe-", "us-isof-"} {
+		if strings.HasPrefix(region, p) {
+			return p
+		}
+	}
+	return "aws"
+}
+
+// launchTemplates lists the templates of every region enabled for the
+// account.
+func launchTemplates(ctx context.Context, cfg aws.Config) ([]preflight.LaunchTemplate, error) {
+	var out []preflight.LaunchTemplate
+	err := eachRegion(ctx, cfg, func(ctx context.Context, region string, add func(func())) error {
+		c := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.Region = region })
+		p := ec2.NewDescribeLaunchTemplatesPaginator(c, &ec2.DescribeLaunchTemplatesInput{})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("ec2:DescribeLaunchTemplates in %s: %w", region, err)
+			}
+			add(func() {
 				for _, t := range page.LaunchTemplates {
 					out = append(out, preflight.LaunchTemplate{
 						Region: region, ID: aws.ToString(t.LaunchTemplateId), Name: aws.ToString(t.LaunchTemplateName), Tags: ec2Tags(t.Tags),
 					})
 				}
-				mu.Unlock()
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+			})
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b preflight.LaunchTemplate) int {
@@ -163,4 +209,53 @@ func ec2Tags(tags []ec2types.Tag) map[string]string {
 		out[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
 	return out
+}
+
+// Remains implements preflight.Reader: the Resource Groups Tagging API's
+// resources carrying key (any value) in every region enabled for the
+// account, and IAM's roles named rolePrefix*.
+func (r Reader) Remains(ctx context.Context, q preflight.Query, key, rolePrefix string) ([]preflight.SpokeResource, error) {
+	cfg, err := r.config(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []preflight.SpokeResource
+	err = eachRegion(ctx, cfg, func(ctx context.Context, region string, add func(func())) error {
+		c := resourcegroupstaggingapi.NewFromConfig(cfg, func(o *resourcegroupstaggingapi.Options) { o.Region = region })
+		p := resourcegroupstaggingapi.NewGetResourcesPaginator(c, &resourcegroupstaggingapi.GetResourcesInput{
+			TagFilters: []taggingtypes.TagFilter{{Key: aws.String(key)}},
+		})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("tag:GetResources in %s: %w", region, err)
+			}
+			add(func() {
+				for _, m := range page.ResourceTagMappingList {
+					for _, t := range m.Tags {
+						if aws.ToString(t.Key) == key {
+							out = append(out, preflight.SpokeResource{Cluster: aws.ToString(t.Value), ARN: aws.ToString(m.ResourceARN)})
+						}
+					}
+				}
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := iam.NewListRolesPaginator(iam.NewFromConfig(cfg), &iam.ListRolesInput{})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("iam:ListRoles: %w", err)
+		}
+		for _, role := range page.Roles {
+			if strings.HasPrefix(aws.ToString(role.RoleName), rolePrefix) {
+				out = append(out, preflight.SpokeResource{ARN: aws.ToString(role.Arn)})
+			}
+		}
+	}
+	return out, nil
 }

@@ -171,8 +171,8 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Actions lists exactly the actions of the requests Read sent.
-	if diff := cmp.Diff(Actions(), slices.Sorted(maps.Keys(rec.calls))); diff != "" {
+	// InventoryActions lists exactly the actions of the requests Read sent.
+	if diff := cmp.Diff(InventoryActions(), slices.Sorted(maps.Keys(rec.calls))); diff != "" {
 		t.Errorf("Actions (-listed +sent):\n%s", diff)
 	}
 	// Template IDs are moto's: compare the rest, then check their shape.
@@ -212,6 +212,60 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// Remains, through the SDK's real requests, lists the resources of every
+// region tagged with the key (whatever the value: the caller picks the
+// hub's) and the roles named with the prefix, of the account only.
+func TestRemains(t *testing.T) {
+	isolate(t)
+	endpoint := startMoto(t)
+	ctx := context.Background()
+	vpcs := map[string]string{}
+	for _, profile := range []string{"platform", "other"} {
+		cfg, err := config.LoadDefaultConfig(ctx, config.WithSharedConfigProfile(profile), config.WithBaseEndpoint(endpoint))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []struct{ region, cluster string }{
+			{"eu-west-1", "mgmt-pay"}, {"us-east-1", "mgmt-web"}, {"eu-west-1", ""},
+		} {
+			var spec []ec2types.TagSpecification
+			if v.cluster != "" {
+				spec = []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeVpc, Tags: []ec2types.Tag{{Key: aws.String("eksfleet.io/cluster"), Value: aws.String(v.cluster)}}}}
+			}
+			out, err := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.Region = v.region }).CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.1.0.0/16"), TagSpecifications: spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if profile == "platform" && v.cluster != "" {
+				vpcs[v.cluster] = "arn:aws:ec2:" + v.region + ":" + account + ":vpc/" + aws.ToString(out.Vpc.VpcId)
+			}
+		}
+		for _, name := range []string{"mgmt-spoke-pay-cluster", "mgmt-crossplane-account", "web-admin"} {
+			if _, err := iam.NewFromConfig(cfg).CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(name), AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rec := &recorder{calls: map[string]bool{}}
+	r := Reader{Options: []func(*config.LoadOptions) error{config.WithBaseEndpoint(endpoint), rec.option()}}
+	got, err := r.Remains(ctx, preflight.Query{AccountID: account, Region: "eu-west-1", Profile: "platform"}, "eksfleet.io/cluster", "mgmt-spoke-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b preflight.SpokeResource) int { return strings.Compare(a.Cluster+a.ARN, b.Cluster+b.ARN) })
+	want := []preflight.SpokeResource{
+		{ARN: "arn:aws:iam::" + account + ":role/mgmt-spoke-pay-cluster"},
+		{Cluster: "mgmt-pay", ARN: vpcs["mgmt-pay"]},
+		{Cluster: "mgmt-web", ARN: vpcs["mgmt-web"]},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Remains (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(RemainsActions(), slices.Sorted(maps.Keys(rec.calls))); diff != "" {
+		t.Errorf("RemainsActions (-listed +sent):\n%s", diff)
+	}
+}
+
 // Credentials that reach another account than the provider's are refused,
 // naming both accounts and the fix; an unknown profile fails to load.
 func TestReadRefusesAnotherAccount(t *testing.T) {
@@ -241,6 +295,10 @@ func cmpAnd(a, b int) int {
 	return b
 }
 
+// iamPrefix is the IAM service prefix of an SDK service ID that differs
+// from it (Service Authorization Reference, "Resource Groups Tagging API").
+var iamPrefix = map[string]string{"resource groups tagging api": "tag"}
+
 // recorder records the IAM action of every request the SDK sends.
 type recorder struct {
 	mu    sync.Mutex
@@ -251,7 +309,11 @@ func (r *recorder) option() func(*config.LoadOptions) error {
 	return config.WithAPIOptions([]func(*middleware.Stack) error{func(s *middleware.Stack) error {
 		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("record", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			r.mu.Lock()
-			r.calls[strings.ToLower(awsmiddleware.GetServiceID(ctx))+":"+awsmiddleware.GetOperationName(ctx)] = true
+			svc := strings.ToLower(awsmiddleware.GetServiceID(ctx))
+			if p, ok := iamPrefix[svc]; ok {
+				svc = p
+			}
+			r.calls[svc+":"+awsmiddleware.GetOperationName(ctx)] = true
 			r.mu.Unlock()
 			return next.HandleInitialize(ctx, in)
 		}), middleware.Before)
