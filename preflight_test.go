@@ -78,7 +78,7 @@ func TestPreflight(t *testing.T) {
 			m := accountMocks(tc.account)
 			m.Holds, m.ReadErr = tc.holds, tc.readErr
 			cfg := stackConfig(t, tc.file)
-			cfg[hub.ProfileKey] = "platform"
+			cfg[stacks.ProfileKey] = "platform"
 			err := m.Run(cfg, hub.Program(m))
 			wantQ := []preflight.Query{{AccountID: tc.account, Region: cfg[stacks.RegionKey], Profile: "platform"}}
 			if diff := cmp.Diff(wantQ, m.Reads()); diff != "" {

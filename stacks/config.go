@@ -20,6 +20,11 @@ import (
 // every setting except aws:region.
 const Project = "eks-fleet"
 
+// ProfileKey is the AWS provider's profile setting (optional, read by
+// the provider itself): the program's checks of the deploying account read
+// the account with the AWS SDK under the same profile.
+const ProfileKey = "aws:profile"
+
 // Setting keys, without namespace. RegionKey lives in the aws namespace.
 const (
 	RegionKey                 = "aws:region"

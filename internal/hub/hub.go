@@ -130,12 +130,8 @@ func checkAccount(ctx *pulumi.Context, acct preflight.Reader, hub, accountID, re
 
 // query is how the account checks read the deploying account.
 func query(ctx *pulumi.Context, accountID, region string) preflight.Query {
-	return preflight.Query{AccountID: accountID, Region: region, Profile: config.Get(ctx, ProfileKey)}
+	return preflight.Query{AccountID: accountID, Region: region, Profile: config.Get(ctx, stacks.ProfileKey)}
 }
-
-// ProfileKey is the AWS provider's profile setting, which the pre-flight
-// check's reader uses too.
-const ProfileKey = "aws:profile"
 
 // Build registers the hub for a valid cfg, once acct shows the deploying
 // account holds nothing of another's the fence depends on, and exports

