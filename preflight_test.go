@@ -45,7 +45,9 @@ func TestPreflight(t *testing.T) {
 		account string
 		holds   preflight.Inventory
 		readErr error
-		// want is the error's text, in full ("" passes).
+		// deployed: the hub's EKS cluster exists (a later pulumi up).
+		deployed bool
+		// want starts the program's error ("" passes).
 		want string
 	}{
 		"hub, another team's": {
@@ -64,6 +66,17 @@ func TestPreflight(t *testing.T) {
 			reason: "a later pulumi up finds the hub's and its spokes' own, and a CI issuer's provider",
 			file:   "Pulumi.mgmt.yaml", account: mocks.AccountID, holds: own,
 		},
+		"hub upgrade, its own provider untagged": {
+			reason: "a hub an earlier release deployed has its own OIDC provider untagged: the deployed hub's issuer is its own",
+			file:   "Pulumi.mgmt.yaml", account: mocks.AccountID, deployed: true,
+			holds: preflight.Inventory{OIDCProviders: []preflight.OIDCProvider{{ARN: "arn:aws:iam::111122223333:oidc-provider/" + strings.TrimPrefix(mocks.Issuer(), "https://")}}},
+		},
+		"first up, an untagged provider": {
+			reason: "before the hub exists, no untagged EKS provider is its own",
+			file:   "Pulumi.mgmt.yaml", account: mocks.AccountID,
+			holds: preflight.Inventory{OIDCProviders: []preflight.OIDCProvider{{ARN: "arn:aws:iam::111122223333:oidc-provider/" + strings.TrimPrefix(mocks.Issuer(), "https://")}}},
+			want:  `stack "test": account 111122223333 holds 1 EKS OIDC provider(s)`,
+		},
 		"spoke account, empty": {
 			reason: "a new spoke account holds nothing",
 			file:   "Pulumi.acct-payments.yaml", account: paymentsAccount,
@@ -78,6 +91,9 @@ func TestPreflight(t *testing.T) {
 			m := accountMocks(tc.account)
 			m.Holds, m.ReadErr = tc.holds, tc.readErr
 			cfg := stackConfig(t, tc.file)
+			if tc.deployed {
+				m.Clusters = map[string]string{cfg["eks-fleet:hubName"]: cfg["eks-fleet:kubernetesVersion"]}
+			}
 			cfg[stacks.ProfileKey] = "platform"
 			err := m.Run(cfg, hub.Program(m))
 			wantQ := []preflight.Query{{AccountID: tc.account, Region: cfg[stacks.RegionKey], Profile: "platform"}}

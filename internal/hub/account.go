@@ -55,7 +55,7 @@ func BuildAccount(ctx *pulumi.Context, cfg stacks.AccountConfig, acct preflight.
 			Allowed: "an account other than the one this stack deploys into (" + dep.AccountID + "): " + accountDescriptionHint,
 		}})
 	}
-	if err := checkAccount(ctx, acct, cfg.HubName, dep.AccountID, cfg.Region); err != nil {
+	if err := checkAccount(ctx, acct, preflight.Fleet{Hub: cfg.HubName}, dep.AccountID, cfg.Region); err != nil {
 		return nil, err
 	}
 	env := hubiam.Env{Partition: dep.Partition, AccountID: cfg.HubAccountID, Region: cfg.Region, HubName: cfg.HubName}.InAccount(dep.AccountID)

@@ -124,8 +124,8 @@ func Program(acct preflight.Reader) pulumi.RunFunc {
 
 // checkAccount is the pre-flight check of the deploying account (package
 // preflight), run before the first resource is registered.
-func checkAccount(ctx *pulumi.Context, acct preflight.Reader, hub, accountID, region string) error {
-	return preflight.Check(ctx.Context(), acct, ctx.Stack(), hub, query(ctx, accountID, region))
+func checkAccount(ctx *pulumi.Context, acct preflight.Reader, f preflight.Fleet, accountID, region string) error {
+	return preflight.Check(ctx.Context(), acct, ctx.Stack(), f, query(ctx, accountID, region))
 }
 
 // query is how the account checks read the deploying account.
@@ -156,10 +156,14 @@ func Build(ctx *pulumi.Context, cfg stacks.Config, acct preflight.Reader) (*Hub,
 	if err := CheckDeployer(cfg, dep.IssuerARN); err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
 	}
-	if err := checkUpgrade(ctx, cfg); err != nil {
+	deployed, err := deployedHub(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkUpgrade(deployed, cfg); err != nil {
 		return nil, stacks.Join(ctx.Stack(), []error{err})
 	}
-	if err := checkAccount(ctx, acct, cfg.HubName, dep.AccountID, cfg.Region); err != nil {
+	if err := checkAccount(ctx, acct, preflight.Fleet{Hub: cfg.HubName, HubIssuer: hubIssuer(deployed)}, dep.AccountID, cfg.Region); err != nil {
 		return nil, err
 	}
 	spokeRegions, err := NewSpokeRegions(ctx, cfg)
@@ -396,19 +400,44 @@ func NewDeployKey(ctx *pulumi.Context) (*tls.PrivateKey, error) {
 // created. The deployed version is read from EKS itself (getClusters, then
 // getCluster), not from Pulumi state or a setting: it is the version EKS
 // compares against, even after an upgrade made outside Pulumi.
-func checkUpgrade(ctx *pulumi.Context, cfg stacks.Config) error {
+func checkUpgrade(deployed *awseks.LookupClusterResult, cfg stacks.Config) error {
+	if deployed == nil {
+		return nil // first deployment
+	}
+	return CheckVersion(deployed.Version, cfg.KubernetesVersion)
+}
+
+// deployedHub is the hub's EKS cluster as EKS has it, nil before the first
+// deployment.
+func deployedHub(ctx *pulumi.Context, cfg stacks.Config) (*awseks.LookupClusterResult, error) {
 	list, err := awseks.GetClusters(ctx)
 	if err != nil {
-		return fmt.Errorf("list EKS clusters: %w", err)
+		return nil, fmt.Errorf("list EKS clusters: %w", err)
 	}
 	if !slices.Contains(list.Names, cfg.HubName) {
-		return nil // first deployment
+		return nil, nil
 	}
 	cl, err := awseks.LookupCluster(ctx, &awseks.LookupClusterArgs{Name: cfg.HubName})
 	if err != nil {
-		return fmt.Errorf("read EKS cluster %s: %w", cfg.HubName, err)
+		return nil, fmt.Errorf("read EKS cluster %s: %w", cfg.HubName, err)
 	}
-	return CheckVersion(cl.Version, cfg.KubernetesVersion)
+	return cl, nil
+}
+
+// hubIssuer is the deployed hub's OIDC issuer without https://, "" when
+// there is none.
+func hubIssuer(deployed *awseks.LookupClusterResult) string {
+	if deployed == nil {
+		return ""
+	}
+	for _, id := range deployed.Identities {
+		for _, o := range id.Oidcs {
+			if o.Issuer != "" {
+				return strings.TrimPrefix(o.Issuer, "https://")
+			}
+		}
+	}
+	return ""
 }
 
 // CheckVersion is the upgrade rule for a deployed version: the same, or the

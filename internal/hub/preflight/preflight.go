@@ -84,22 +84,36 @@ func IsEKSProvider(arn string) bool {
 // the fleet's tags carry.
 func fleetName(hub, v string) bool { return v == hub || strings.HasPrefix(v, hub+"-") }
 
-// OwnsOIDCProvider reports whether hub's fleet made p: the hub's program
-// tags its own eksfleet.io/cluster=<hub> (managementcluster
-// TagOIDCProvider), the composition its spokes' <hub>-<spoke>.
-func OwnsOIDCProvider(hub string, p OIDCProvider) bool {
-	return fleetName(hub, p.Tags[fence.TagCluster])
+// Fleet is whose resources the check accepts.
+type Fleet struct {
+	Hub string
+	// HubIssuer is the deployed hub cluster's OIDC issuer (the URL
+	// without https://), empty before the first pulumi up: its provider
+	// is the hub's own, tagged or not (releases before c93014d left it
+	// untagged; this pulumi up tags it).
+	HubIssuer string
 }
 
-// OwnsLaunchTemplate reports whether hub's fleet made t: the hub's node
+// OwnsOIDCProvider reports whether f's fleet made p: the hub's program
+// tags its own eksfleet.io/cluster=<hub> (managementcluster
+// TagOIDCProvider), the composition its spokes' <hub>-<spoke>; the
+// deployed hub's is its own whatever its tags.
+func (f Fleet) OwnsOIDCProvider(p OIDCProvider) bool {
+	if f.HubIssuer != "" && strings.HasSuffix(p.ARN, ":oidc-provider/"+f.HubIssuer) {
+		return true
+	}
+	return fleetName(f.Hub, p.Tags[fence.TagCluster])
+}
+
+// OwnsLaunchTemplate reports whether f's fleet made t: the hub's node
 // template carries the program's eks-fleet/hub tag, a spoke's the
 // composition's eksfleet.io/cluster=<hub>-<spoke>, and the one EKS makes
 // for a node group without its own template (a spoke node group of an
 // earlier release) eks:cluster-name.
-func OwnsLaunchTemplate(hub string, t LaunchTemplate) bool {
-	return t.Tags[stacks.HubTagKey] == hub ||
-		fleetName(hub, t.Tags[fence.TagCluster]) ||
-		fleetName(hub, t.Tags[fence.TagEKSNodeCluster])
+func (f Fleet) OwnsLaunchTemplate(t LaunchTemplate) bool {
+	return t.Tags[stacks.HubTagKey] == f.Hub ||
+		fleetName(f.Hub, t.Tags[fence.TagCluster]) ||
+		fleetName(f.Hub, t.Tags[fence.TagEKSNodeCluster])
 }
 
 // Finding is one OIDC provider or launch template the fleet does not own.
@@ -124,14 +138,14 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s %s (%s)", f.Kind, f.Where, t)
 }
 
-// Foreign lists, in a stable order, what inv holds that hub's fleet does
+// Foreign lists, in a stable order, what inv holds that f's fleet does
 // not own: EKS OIDC providers first, then launch templates by region.
-func Foreign(hub string, inv Inventory) []Finding {
+func Foreign(f Fleet, inv Inventory) []Finding {
 	var out []Finding
 	ps := slices.Clone(inv.OIDCProviders)
 	slices.SortFunc(ps, func(a, b OIDCProvider) int { return strings.Compare(a.ARN, b.ARN) })
 	for _, p := range ps {
-		if IsEKSProvider(p.ARN) && !OwnsOIDCProvider(hub, p) {
+		if IsEKSProvider(p.ARN) && !f.OwnsOIDCProvider(p) {
 			out = append(out, Finding{Kind: "EKS OIDC provider", Where: p.ARN, Tags: p.Tags})
 		}
 	}
@@ -143,7 +157,7 @@ func Foreign(hub string, inv Inventory) []Finding {
 		return strings.Compare(a.ID, b.ID)
 	})
 	for _, t := range ts {
-		if !OwnsLaunchTemplate(hub, t) {
+		if !f.OwnsLaunchTemplate(t) {
 			out = append(out, Finding{Kind: "launch template", Where: fmt.Sprintf("%s (%s) in %s", t.ID, t.Name, t.Region), Tags: t.Tags})
 		}
 	}
@@ -172,14 +186,14 @@ func (e *Error) Error() string {
 const SCPOutput = "fleetAccountScp"
 
 // Check reads the account through r and refuses it, naming each, when it
-// holds an EKS OIDC provider or a launch template hub's fleet does not own.
-func Check(ctx context.Context, r Reader, stack, hub string, q Query) error {
+// holds an EKS OIDC provider or a launch template f's fleet does not own.
+func Check(ctx context.Context, r Reader, stack string, f Fleet, q Query) error {
 	inv, err := r.Read(ctx, q)
 	if err != nil {
 		return fmt.Errorf("stack %q: read account %s's EKS OIDC providers and launch templates (the program refuses an account that holds another's, docs/iam.md): %w", stack, q.AccountID, err)
 	}
-	if f := Foreign(hub, inv); len(f) > 0 {
-		return &Error{Stack: stack, Hub: hub, AccountID: q.AccountID, Findings: f}
+	if found := Foreign(f, inv); len(found) > 0 {
+		return &Error{Stack: stack, Hub: f.Hub, AccountID: q.AccountID, Findings: found}
 	}
 	return nil
 }

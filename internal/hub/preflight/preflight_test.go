@@ -26,6 +26,7 @@ func TestForeign(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		inv    Inventory
+		issuer string
 		want   []Finding
 	}{
 		"empty": {
@@ -44,6 +45,17 @@ func TestForeign(t *testing.T) {
 					{Region: "eu-central-1", ID: "lt-3", Name: "eks-1234", Tags: map[string]string{fence.TagEKSNodeCluster: hub + "-old"}},
 				},
 			},
+		},
+		"the deployed hub's, untagged": {
+			reason: "a hub an earlier release deployed has its own provider untagged (this pulumi up tags it): the deployed hub's issuer is its own",
+			issuer: "oidc.eks.eu-west-1.amazonaws.com/id/HUB",
+			inv:    Inventory{OIDCProviders: []OIDCProvider{oidc("oidc.eks.eu-west-1.amazonaws.com/id/HUB", nil)}},
+		},
+		"untagged, another issuer than the hub's": {
+			reason: "the deployed hub's issuer makes only its own provider the fleet's",
+			issuer: "oidc.eks.eu-west-1.amazonaws.com/id/HUB",
+			inv:    Inventory{OIDCProviders: []OIDCProvider{oidc("oidc.eks.eu-west-1.amazonaws.com/id/HUB2", nil)}},
+			want:   []Finding{{Kind: "EKS OIDC provider", Where: "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/HUB2"}},
 		},
 		"other issuers": {
 			reason: "OIDC providers of other issuers (CI's, an IdP) are out of the hub's Crossplane's reach and left alone",
@@ -83,7 +95,7 @@ func TestForeign(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Foreign(hub, tc.inv)); diff != "" {
+			if diff := cmp.Diff(tc.want, Foreign(Fleet{Hub: hub, HubIssuer: tc.issuer}, tc.inv)); diff != "" {
 				t.Errorf("%s: Foreign (-want +got):\n%s", tc.reason, diff)
 			}
 		})
@@ -116,7 +128,7 @@ func TestCheck(t *testing.T) {
 			OIDCProviders:   []OIDCProvider{oidc("oidc.eks.eu-west-1.amazonaws.com/id/WEB", nil)},
 			LaunchTemplates: []LaunchTemplate{{Region: "eu-west-1", ID: "lt-8", Name: "batch", Tags: map[string]string{"team": "web", "cost": "1"}}},
 		}}
-		err := Check(context.Background(), r, "prod", hub, q)
+		err := Check(context.Background(), r, "prod", Fleet{Hub: hub}, q)
 		want := strings.Join([]string{
 			`stack "prod": account 111122223333 holds 2 EKS OIDC provider(s) or launch template(s) that hub mgmt's fleet did not make, nothing was created:`,
 			`  - EKS OIDC provider arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/WEB (no tags)`,
@@ -137,13 +149,13 @@ func TestCheck(t *testing.T) {
 	})
 	t.Run("fleet alone", func(t *testing.T) {
 		r := &reader{inv: Inventory{OIDCProviders: []OIDCProvider{oidc("oidc.eks.eu-west-1.amazonaws.com/id/HUB", map[string]string{fence.TagCluster: hub})}}}
-		if err := Check(context.Background(), r, "prod", hub, q); err != nil {
+		if err := Check(context.Background(), r, "prod", Fleet{Hub: hub}, q); err != nil {
 			t.Errorf("Check: %v", err)
 		}
 	})
 	t.Run("unreadable", func(t *testing.T) {
 		r := &reader{err: errors.New("AccessDenied: iam:ListOpenIDConnectProviders")}
-		err := Check(context.Background(), r, "prod", hub, q)
+		err := Check(context.Background(), r, "prod", Fleet{Hub: hub}, q)
 		want := `stack "prod": read account 111122223333's EKS OIDC providers and launch templates (the program refuses an account that holds another's, docs/iam.md): AccessDenied: iam:ListOpenIDConnectProviders`
 		if err == nil || err.Error() != want {
 			t.Errorf("Check: %v\nwant %s", err, want)

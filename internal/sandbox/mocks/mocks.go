@@ -302,7 +302,9 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		if !ok {
 			return nil, fmt.Errorf("mocks: reading EKS Cluster (%s): couldn't find resource", name)
 		}
-		return resource.NewPropertyMapFromMap(map[string]any{"name": name, "version": v, "id": name}), nil
+		// Every cluster's issuer is the mocked one (Issuer).
+		return resource.NewPropertyMapFromMap(map[string]any{"name": name, "version": v, "id": name,
+			"identities": []any{map[string]any{"oidcs": []any{map[string]any{"issuer": Issuer()}}}}}), nil
 	case "aws:iam/getSessionContext:getSessionContext":
 		arn := args.Args["arn"].StringValue()
 		issuer := arn

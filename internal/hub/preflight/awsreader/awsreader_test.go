@@ -200,7 +200,7 @@ func TestRead(t *testing.T) {
 	}
 	// The findings the program would refuse, on what the SDK read.
 	var f []string
-	for _, x := range preflight.Foreign("mgmt", got) {
+	for _, x := range preflight.Foreign(preflight.Fleet{Hub: "mgmt"}, got) {
 		f = append(f, x.Kind+" "+x.Where)
 	}
 	wantF := []string{
