@@ -167,12 +167,8 @@ func (m *Mocks) Run(config map[string]string, program pulumi.RunFunc) error {
 func (m *Mocks) Read(_ context.Context, q preflight.Query) (preflight.Inventory, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.reads = append(m.reads, q)
-	if m.ReadErr != nil {
-		return preflight.Inventory{}, m.ReadErr
-	}
-	if want := cmp.Or(m.Account, AccountID); q.AccountID != want {
-		return preflight.Inventory{}, fmt.Errorf("the mocked credentials reach account %s, the query names %s", want, q.AccountID)
+	if err := m.readable(q); err != nil {
+		return preflight.Inventory{}, err
 	}
 	return m.Holds, nil
 }
@@ -183,14 +179,23 @@ func (m *Mocks) Read(_ context.Context, q preflight.Query) (preflight.Inventory,
 func (m *Mocks) Remains(_ context.Context, q preflight.Query, _, _ string) ([]preflight.SpokeResource, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.reads = append(m.reads, q)
-	if m.ReadErr != nil {
-		return nil, m.ReadErr
-	}
-	if want := cmp.Or(m.Account, AccountID); q.AccountID != want {
-		return nil, fmt.Errorf("the mocked credentials reach account %s, the query names %s", want, q.AccountID)
+	if err := m.readable(q); err != nil {
+		return nil, err
 	}
 	return slices.Clone(m.Left), nil
+}
+
+// readable records q and answers as the account readers do: ReadErr, or a
+// refusal when q names another account than the mocked one. m.mu is held.
+func (m *Mocks) readable(q preflight.Query) error {
+	m.reads = append(m.reads, q)
+	if m.ReadErr != nil {
+		return m.ReadErr
+	}
+	if want := cmp.Or(m.Account, AccountID); q.AccountID != want {
+		return fmt.Errorf("the mocked credentials reach account %s, the query names %s", want, q.AccountID)
+	}
+	return nil
 }
 
 // Reads returns the account checks' queries, in order.

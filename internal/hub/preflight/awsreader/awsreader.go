@@ -133,8 +133,9 @@ func addIAMTags(into map[string]string, tags []iamtypes.Tag) {
 }
 
 // eachRegion runs read for every region enabled for the account
-// (ec2:DescribeRegions without AllRegions), a few regions at once, with
-// the output collected under a lock.
+// (ec2:DescribeRegions without AllRegions: the EC2 API reference lists
+// the regions disabled for the account only with AllRegions), a few
+// regions at once, with the output collected under a lock.
 func eachRegion(ctx context.Context, cfg aws.Config, read func(ctx context.Context, region string, add func(func())) error) error {
 	regions, err := ec2.NewFromConfig(cfg).DescribeRegions(ctx, &ec2.DescribeRegionsInput{})
 	if err != nil {
@@ -144,29 +145,11 @@ func eachRegion(ctx context.Context, cfg aws.Config, read func(ctx context.Conte
 	add := func(f func()) { mu.Lock(); defer mu.Unlock(); f() }
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(regionParallelism)
-	home := partition(cfg.Region)
 	for _, reg := range regions.Regions {
 		region := aws.ToString(reg.RegionName)
-		// AWS lists neither (an opt-in region the account has not
-		// enabled answers no call); moto 5.2 lists both, and its APIs
-		// fail there.
-		if aws.ToString(reg.OptInStatus) == "not-opted-in" || partition(region) != home {
-			continue
-		}
 		g.Go(func() error { return read(gctx, region, add) })
 	}
 	return g.Wait()
-}
-
-// partition is the partition a region name belongs to, as far as telling
-// one from another goes.
-func partition(region string) string {
-	for _, p := range []string{"cn-", "us-gov-", "us-iso-", "us-isob-", "eu-isoe-", "us-isof-"} {
-		if strings.HasPrefix(region, p) {
-			return p
-		}
-	}
-	return "aws"
 }
 
 // launchTemplates lists the templates of every region enabled for the

@@ -167,7 +167,7 @@ func TestRead(t *testing.T) {
 	plant(t, ctx, endpoint, "other") // another account's, never read
 
 	rec := &recorder{calls: map[string]bool{}}
-	r := Reader{Options: []func(*config.LoadOptions) error{config.WithBaseEndpoint(endpoint), rec.option()}}
+	r := Reader{Options: []func(*config.LoadOptions) error{config.WithBaseEndpoint(endpoint), enabledRegionsOnly(), rec.option()}}
 	got, err := r.Read(ctx, preflight.Query{AccountID: account, Region: "eu-west-1", Profile: "platform"})
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +248,7 @@ func TestRemains(t *testing.T) {
 		}
 	}
 	rec := &recorder{calls: map[string]bool{}}
-	r := Reader{Options: []func(*config.LoadOptions) error{config.WithBaseEndpoint(endpoint), rec.option()}}
+	r := Reader{Options: []func(*config.LoadOptions) error{config.WithBaseEndpoint(endpoint), enabledRegionsOnly(), rec.option()}}
 	got, err := r.Remains(ctx, preflight.Query{AccountID: account, Region: "eu-west-1", Profile: "platform"}, "eksfleet.io/cluster", "mgmt-spoke-")
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +294,27 @@ func cmpAnd(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// enabledRegionsOnly makes moto's DescribeRegions answer as AWS's does
+// without AllRegions: moto 5.2 also lists the opt-in regions an account
+// has not enabled (OptInStatus not-opted-in) and the other partitions'
+// regions (us-gov-*, cn-*), where its other APIs then fail (HTTP 500,
+// KeyError: 'ap-east-2'); AWS lists only the regions enabled for the
+// account, in its own partition.
+func enabledRegionsOnly() func(*config.LoadOptions) error {
+	return config.WithAPIOptions([]func(*middleware.Stack) error{func(s *middleware.Stack) error {
+		return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("enabled-regions", func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleDeserialize(ctx, in)
+			if r, ok := out.Result.(*ec2.DescribeRegionsOutput); ok && err == nil {
+				r.Regions = slices.DeleteFunc(r.Regions, func(reg ec2types.Region) bool {
+					name := aws.ToString(reg.RegionName)
+					return aws.ToString(reg.OptInStatus) == "not-opted-in" || strings.HasPrefix(name, "us-gov-") || strings.HasPrefix(name, "cn-")
+				})
+			}
+			return out, md, err
+		}), middleware.Before)
+	}})
 }
 
 // iamPrefix is the IAM service prefix of an SDK service ID that differs
