@@ -128,8 +128,9 @@ type State struct {
 	// SpokeFlux is, by spoke, each Kustomization of its own Flux:
 	// "<namespace>/<name>: Ready", or ": not Ready (<message>)".
 	SpokeFlux map[string][]string `json:"spokeFlux,omitempty"`
-	// Account is what exists in the stand-in AWS account, one
-	// "<kind> <name>" per resource.
+	// Account is what exists in the stand-in AWS accounts, one
+	// "<kind> <name>" per resource of the hub's account, "<kind> <name>
+	// (account <id>)" of a spoke account.
 	Account []string `json:"account"`
 }
 

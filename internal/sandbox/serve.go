@@ -93,8 +93,21 @@ func Serve(ctx context.Context, c Config, repoRoot string, out io.Writer) (err e
 	}
 	s.logf("starting the hub: its cluster, the Git server with %s, the stand-in internet and AWS, `pulumi up -s mgmt` through the Pulumi engine", filepath.Join(repoRoot, "manifests"))
 	stages := s.stages()
+	// The fleet policy's spoke accounts this checkout's spoke-account
+	// stacks prepare are held by the stand-in AWS as those stacks make
+	// them; a claim naming another is refused by STS, as on AWS.
+	accounts, unprepared, err := site.PreparedAccounts(repoRoot)
+	if err != nil {
+		return err
+	}
+	for _, a := range accounts {
+		s.logf("spoke account %s: prepared as %s makes it", a.ID, a.Stack)
+	}
+	for _, m := range unprepared {
+		s.logf("%s: a claim naming it fails on STS's refusal", m)
+	}
 	h, err := site.StartHub(ctx, site.HubOptions{Dir: c.runDir(), RepoRoot: repoRoot, Network: c.Network, Prefix: c.Prefix, SpokesOnDemand: true,
-		Progress: stages.begin})
+		SpokeAccounts: accounts, Progress: stages.begin})
 	stages.end()
 	s.mu.Lock()
 	s.hub = h
@@ -403,9 +416,11 @@ func (s *server) reconcileSpokes(ctx context.Context) {
 		return
 	}
 	wanted := map[string]string{} // spoke -> region
+	accountOf := map[string]string{}
 	for _, o := range list.Items {
 		region, _, _ := unstructured.NestedString(o.Object, "spec", "region")
 		wanted[o.GetName()] = region
+		accountOf[o.GetName()], _, _ = unstructured.NestedString(o.Object, "spec", "account")
 	}
 	for _, o := range xrs.Items {
 		if name := o.GetLabels()["crossplane.io/claim-name"]; name != "" {
@@ -434,7 +449,7 @@ func (s *server) reconcileSpokes(ctx context.Context) {
 			continue
 		}
 		s.logf("spoke %s: its EKS cluster starts (a local API server on %s)", name, spokeCIDR(s.c.Prefix, slot))
-		if _, err := h.AddEKS(ctx, site.EKSOptions{Spoke: name, PodCIDR: spokeCIDR(s.c.Prefix, slot)}, region); err != nil {
+		if _, err := h.AddEKS(ctx, site.EKSOptions{Spoke: name, PodCIDR: spokeCIDR(s.c.Prefix, slot), Account: accountOf[name]}, region); err != nil {
 			// Tried again at the next tick; said again only when it
 			// fails differently.
 			if s.failed[name] != err.Error() {
@@ -462,8 +477,14 @@ func (s *server) reconcileSpokes(ctx context.Context) {
 		spokes = append(spokes, name)
 		flux[name] = spokeFlux(ctx, e)
 	}
-	for _, r := range h.Account.All() {
-		account = append(account, r.Kind+" "+r.Name)
+	for id, l := range h.Accounts {
+		for _, r := range l.All() {
+			if l == h.Account {
+				account = append(account, r.Kind+" "+r.Name)
+			} else {
+				account = append(account, r.Kind+" "+r.Name+" (account "+id+")")
+			}
+		}
 	}
 	sort.Strings(spokes)
 	sort.Strings(account)

@@ -119,9 +119,14 @@ func (c *stepClock) first(part string) (time.Time, bool) {
 // function composes the bootstrap).
 func (c *stepClock) since(t *testing.T, h *site.Hub, eksName string) string {
 	t.Helper()
-	found := h.Account.Find("eks.aws.upbound.io/Cluster", func(r aws.Resource) bool { return r.Name == eksName })
+	var found []aws.Resource
+	for _, r := range allResources(h) {
+		if r.Kind == "eks.aws.upbound.io/Cluster" && r.Name == eksName {
+			found = append(found, r)
+		}
+	}
 	if len(found) != 1 {
-		t.Fatalf("%d EKS clusters named %s in the account", len(found), eksName)
+		t.Fatalf("%d EKS clusters named %s in the accounts", len(found), eksName)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -135,8 +135,8 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	for _, c := range l.Items {
 		spokes = append(spokes, c.GetName())
 	}
-	if len(spokes) == 0 || len(h.Account.All()) == 0 {
-		t.Fatalf("nothing to tear down: claims %v, %d resources in the account", spokes, len(h.Account.All()))
+	if len(spokes) == 0 || len(allResources(h)) == 0 {
+		t.Fatalf("nothing to tear down: claims %v, %d resources in the accounts", spokes, len(allResources(h)))
 	}
 	if len(hubReleases(ctx, t, h, spokes)) == 0 {
 		t.Fatal("the hub has no HelmRelease before the teardown")
@@ -182,11 +182,15 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 			t.Fatal(err)
 		}
 		data, roles := spokeiam.AppDataPrefix(env, glass), spokeiam.AppRolePrefix(env, glass)
-		for _, r := range h.Account.All() {
+		for _, r := range allResources(h) {
 			if !strings.HasPrefix(r.Owner, exampleApp) {
 				continue
 			}
 			abandoned[check.LedgerLine(r)] = true
+			// The spoke's own Crossplane made them in its account.
+			if e := h.Spokes()[glass]; e != nil && r.Account != e.Account {
+				t.Errorf("%s of %s's apps is in account %s, not the spoke's %s", check.LedgerLine(r), glass, r.Account, e.Account)
+			}
 			// The README tells the operator to look for them by name
 			// (an inline role policy is found in its role).
 			role, _ := r.Attrs["role"].(string)
@@ -300,7 +304,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 			}
 		}
 		left = nil
-		for _, r := range h.Account.All() {
+		for _, r := range allResources(h) {
 			if l := check.LedgerLine(r); !abandoned[l] {
 				left = append(left, l)
 			}
@@ -353,7 +357,7 @@ func destroy(t *testing.T, h *site.Hub, glass string) {
 	// What break glass leaves in the account is exactly the unreachable
 	// spoke's apps' resources, none of the spoke's own.
 	var kept []string
-	for _, r := range h.Account.All() {
+	for _, r := range allResources(h) {
 		kept = append(kept, check.LedgerLine(r))
 	}
 	sort.Strings(kept)

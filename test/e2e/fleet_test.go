@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
@@ -13,8 +14,11 @@ import (
 // TestHubAddsAndDestroysSpokes runs a second hub, on its own network, as
 // the program brings it up but with no claim in its tree, and merges
 // claims as teams' pull requests do: the example claim with its deploy
-// key, measuring its lead time to the spoke's own Flux (leadTime), then
-// another one, killing Crossplane and the function while it is created
+// key, its spoke in the payments team's own account (the stand-in holds
+// it as Pulumi.acct-payments.yaml prepared it, and the hub's Crossplane
+// reaches it through the account's ProviderConfig), measuring its lead
+// time to the spoke's own Flux (leadTime), then another one in the hub's
+// account, killing Crossplane and the function while it is created
 // (restartMidCreate); then deletes the program's root Kustomization as
 // `pulumi destroy` does, with both spokes still composed (destroy). Only
 // the example spoke's cluster is played: the hub's bootstrap installs onto
@@ -27,8 +31,9 @@ func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	start := time.Now()
 	// The first `pulumi up` is killed while it waits for the FluxInstance;
 	// after `pulumi cancel` the next one must bring the hub up.
-	h := startHubWith(t, site.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), Edit: withoutExampleClaim, KillFirstUp: true,
-		EKS: []site.EKSOptions{{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20")}}})
+	h := startHubWith(t, site.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), KillFirstUp: true,
+		Edit: fleetHubTree, Config: withFleetHubAccounts, SpokeAccounts: fleetHubAccounts(),
+		EKS: []site.EKSOptions{{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20"), Account: clusterinfo.ExampleSpokeAccount}}})
 	t.Logf("pulumi up killed %s into the FluxInstance's create: %v", site.KillAfter, h.KilledUp.Steps)
 	t.Logf("pulumi up after pulumi cancel: %v", h.FirstUp.Steps)
 	if !h.FirstUp.Changed() {

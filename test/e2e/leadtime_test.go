@@ -100,12 +100,15 @@ func leadTime(t *testing.T, h *site.Hub) {
 
 	one := func(kind string, of func(aws.Resource) bool) aws.Resource {
 		t.Helper()
-		found := h.Account.Find(kind, of)
+		found := h.Accounts[eks.Account].Find(kind, of)
 		if len(found) != 1 {
 			t.Fatalf("%d %s of %s in the account", len(found), kind, eksName)
 		}
 		return found[0]
 	}
+	// Everything of the spoke is in its account (the claim's
+	// spec.account, or the hub's), nothing in another.
+	inAccountOnly(t, h, claimName+"-", eks.Account)
 	cluster := one("eks.aws.upbound.io/Cluster", func(r aws.Resource) bool { return r.Name == eksName })
 	nodes := one("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
 	// When Flux applied the claim (the API server's creation time, to
@@ -165,7 +168,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 	}
 	if refused := h.AWS.Refusals()[refusedBefore:]; len(refused) > 0 {
 		var log []string
-		for _, l := range h.Account.Log() {
+		for _, l := range h.Accounts[eks.Account].Log() {
 			if strings.Contains(l, claimName) {
 				log = append(log, l)
 			}
@@ -230,7 +233,7 @@ func holdNodes(ctx context.Context, t *testing.T, h *site.Hub, eks *site.EKS, ek
 	go func() {
 		var readyAt time.Time
 		err := kube.Poll(ctx, spokeBound, func() (bool, error) {
-			found := h.Account.Find("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
+			found := h.Accounts[eks.Account].Find("eks.aws.upbound.io/NodeGroup", nodeGroupOf(eksName))
 			if len(found) == 1 {
 				readyAt = found[0].ReadyAt
 			}

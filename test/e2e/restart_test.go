@@ -34,13 +34,23 @@ func addClaim(t *testing.T, h *site.Hub, name, cidr string) {
 // VPC CIDR into h's work tree and lists it, uncommitted.
 func writeClaim(t testing.TB, h *site.Hub, name, cidr string) {
 	t.Helper()
+	writeClaimIn(t, h, name, cidr, "")
+}
+
+// writeClaimIn is writeClaim with the claim's spec.account (empty: none,
+// the hub's).
+func writeClaimIn(t testing.TB, h *site.Hub, name, cidr, account string) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", claimFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	claim := strings.NewReplacer("name: "+claimName, "name: "+name, "vpcCidr: 10.20.0.0/16", "vpcCidr: "+cidr).Replace(string(b))
-	if !strings.Contains(claim, "name: "+name) || !strings.Contains(claim, cidr) {
+	if !strings.Contains(claim, "name: "+name) || !strings.Contains(claim, cidr) || strings.Count(claim, "\nspec:\n") != 1 {
 		t.Fatalf("the example claim changed shape; cannot derive %s from it:\n%s", name, claim)
+	}
+	if account != "" {
+		claim = strings.Replace(claim, "\nspec:\n", "\nspec:\n  account: \""+account+"\"\n", 1)
 	}
 	dir := filepath.Dir(filepath.Join(h.Repo.Work, filepath.FromSlash(claimFile)))
 	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(claim), 0o644); err != nil {
@@ -67,6 +77,32 @@ func listClaim(t testing.TB, h *site.Hub, name string) {
 	}
 }
 
+// unlistClaim removes the claim file name.yaml of h's work tree and its
+// entry in the claims folder's kustomization.yaml, as `fleet cluster
+// remove` does (kustfile.Remove), uncommitted.
+func unlistClaim(t testing.TB, h *site.Hub, name string) {
+	t.Helper()
+	dir := filepath.Join(h.Repo.Work, filepath.FromSlash(filepath.Dir(claimFile)))
+	path := filepath.Join(dir, "kustomization.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, found, err := kustfile.Remove(b, name+".yaml")
+	if err == nil && !found {
+		err = fmt.Errorf("not listed")
+	}
+	if err == nil {
+		err = os.WriteFile(path, out, 0o644)
+	}
+	if err == nil {
+		err = os.Remove(filepath.Join(dir, name+".yaml"))
+	}
+	if err != nil {
+		t.Fatalf("unlist %s: %v", name, err)
+	}
+}
+
 // withoutExampleClaim removes the example claim from the claims folder's
 // list in the work tree work (a HubOptions.Edit), with the editor `fleet
 // cluster remove` uses (kustfile.Remove): the hub comes up with no spoke,
@@ -87,15 +123,48 @@ func withoutExampleClaim(work string) error {
 	return os.WriteFile(path, out, 0o644)
 }
 
-// kindsOf counts the account's resources of a claim by kind.
-func kindsOf(acct *aws.Ledger, claim string) map[string]int {
+// kindsOf counts a claim's resources by kind, in every account the
+// stand-in holds.
+func kindsOf(h *site.Hub, claim string) map[string]int {
 	out := map[string]int{}
-	for _, r := range acct.All() {
+	for _, r := range allResources(h) {
 		if strings.HasPrefix(r.Owner, claim+"-") {
 			out[r.Kind]++
 		}
 	}
 	return out
+}
+
+// allResources are the resources of every account the stand-in holds,
+// the hub's first, then the spoke accounts by ID.
+func allResources(h *site.Hub) []aws.Resource {
+	out := h.Account.All()
+	for _, id := range slices.Sorted(maps.Keys(h.Accounts)) {
+		if l := h.Accounts[id]; l != h.Account {
+			out = append(out, l.All()...)
+		}
+	}
+	return out
+}
+
+// inAccountOnly checks that every resource of the stand-in whose managed
+// resource's name starts with owner is in account, named there (an ARN in
+// it), and that account holds some.
+func inAccountOnly(t *testing.T, h *site.Hub, owner, account string) {
+	t.Helper()
+	n := 0
+	for _, r := range allResources(h) {
+		if !strings.HasPrefix(r.Owner, owner) {
+			continue
+		}
+		n++
+		if r.Account != account || r.ARN != "" && !strings.Contains(r.ARN, ":"+account+":") {
+			t.Errorf("%s is in account %s (ARN %q); want every resource of %s* in %s", check.LedgerLine(r), r.Account, r.ARN, owner, account)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no resource of %s* in any account", owner)
+	}
 }
 
 // restartMidCreate merges a new claim with the EKS control plane's create
@@ -114,7 +183,7 @@ func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 	h.AWS.SetReadyAfter("aws_eks_cluster", createTakes)
 	defer h.AWS.SetReadyAfter("aws_eks_cluster", 0)
 	refusedBefore := len(h.AWS.Refusals())
-	want := kindsOf(h.Account, like)
+	want := kindsOf(h, like)
 	if len(want) == 0 {
 		t.Fatalf("the account holds nothing of %s to compare with", like)
 	}
@@ -124,7 +193,7 @@ func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 	// Once AWS is creating the control plane, kill what composes it.
 	var creating time.Time
 	err := kube.Poll(ctx, settleBound, func() (bool, error) {
-		if c := kindsOf(h.Account, name)["eks.aws.upbound.io/Cluster"]; c > 0 {
+		if c := kindsOf(h, name)["eks.aws.upbound.io/Cluster"]; c > 0 {
 			creating = time.Now()
 			return true, nil
 		}
@@ -167,7 +236,7 @@ func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 			t.Errorf("%s was not restarted", pod)
 		}
 	}
-	got := kindsOf(h.Account, name)
+	got := kindsOf(h, name)
 	var diff []string
 	kinds := maps.Clone(want)
 	maps.Copy(kinds, got)

@@ -55,6 +55,7 @@ func newSpokeScenarios(h *site.Hub) []scenario {
 	return []scenario{
 		{name: "lead time of a new spoke", run: func(t *testing.T) { leadTime(t, h) }, gate: true,
 			leaves: "the example claim merged; its spoke runs its own Flux"},
+		{name: "claims in accounts the hub cannot reach make nothing", run: func(t *testing.T) { unreachableAccounts(t, h) }},
 		{name: "Crossplane and the function restarted mid-create", run: func(t *testing.T) { restartMidCreate(t, h, claimName) },
 			leaves: "a second claim composed, its spoke not played"},
 		// The example spoke then runs its workloads, so that its remote

@@ -84,7 +84,7 @@ func Compose(p Params) (Composed, error) {
 		return Composed{}, err
 	}
 	if err := p.ValidateSpec(); err != nil {
-		return Composed{}, err
+		return Composed{}, &SpecError{Err: err}
 	}
 	c := Composed{Objects: map[string]Object{}, Status: map[string]any{}}
 	for _, part := range Parts() {
@@ -94,6 +94,19 @@ func Compose(p Params) (Composed, error) {
 	}
 	return c, nil
 }
+
+// SpecAcceptedCondition is the condition, on the XR and its claim, that
+// says whether the function accepts the spec: False with why when it
+// refuses it (a SpecError; the fatal result shows only on the XR), True
+// again once a spec it refused is accepted. A spec never refused has no
+// such condition.
+const SpecAcceptedCondition = "SpecAccepted"
+
+// SpecError is a spec Compose refuses (ValidateSpec): nothing is composed.
+type SpecError struct{ Err error }
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+func (e *SpecError) Unwrap() error { return e.Err }
 
 // ValidateSpec refuses what the fence rests on and the XRD refuses too,
 // for a claim the served XRD let through (an XRD older than the function's

@@ -10,6 +10,7 @@ package fnjson
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -130,6 +131,14 @@ func Answer(req *Request) *Response {
 	rsp.Meta.Tag, rsp.Meta.TTL = req.Meta.Tag, TTL
 	if err := compose1(req, rsp); err != nil {
 		rsp.Results = append(rsp.Results, Result{Severity: severityFatal, Message: err.Error(), Target: targetComposite})
+		if se := (*compose.SpecError)(nil); errors.As(err, &se) {
+			// Crossplane applies the conditions of a fatal response
+			// (composite reconciler.go:789-803, handleCommonCompositionResult):
+			// the claim's owner sees why, not only the XR's Synced.
+			msg := se.Error()
+			rsp.Conditions = append(rsp.Conditions, Condition{Type: compose.SpecAcceptedCondition, Status: statusFalse, Reason: "Refused",
+				Message: &msg, Target: targetCompositeClam})
+		}
 	}
 	return rsp
 }
@@ -185,6 +194,10 @@ func compose1(req *Request, rsp *Response) error {
 		}
 	}
 	rsp.Desired.Composite = xr
+	if hasCondition(req.Observed.Composite.resource(), compose.SpecAcceptedCondition) {
+		// a spec refused before is accepted now
+		rsp.Conditions = append(rsp.Conditions, Condition{Type: compose.SpecAcceptedCondition, Status: statusTrue, Reason: "Accepted", Target: targetCompositeClam})
+	}
 	for _, n := range out.Notices {
 		if n.Status {
 			rsp.Conditions = append(rsp.Conditions, Condition{Type: n.Type, Status: statusTrue, Reason: n.Reason, Target: targetCompositeClam})
@@ -197,6 +210,18 @@ func compose1(req *Request, rsp *Response) error {
 		rsp.Conditions = append(rsp.Conditions, Condition{Type: n.Type, Status: statusFalse, Reason: reason, Message: &msg, Target: targetCompositeClam})
 	}
 	return nil
+}
+
+// hasCondition reports whether the object o has a condition of type typ.
+func hasCondition(o map[string]any, typ string) bool {
+	status, _ := o["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == typ {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Resource) resource() map[string]any {

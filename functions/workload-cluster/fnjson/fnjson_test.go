@@ -2,8 +2,15 @@ package fnjson
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 )
 
 func run(t *testing.T, req string) map[string]any {
@@ -67,5 +74,78 @@ func TestFatal(t *testing.T) {
 	}
 	if _, err := Run([]byte(`[1]`)); err == nil {
 		t.Error("JSON that is no request: no error")
+	}
+}
+
+// A spec the function refuses (here an account the hub does not list) is
+// a fatal result on the XR and a SpecAccepted=False condition, naming why,
+// on the XR and its claim, composing nothing; once a refused spec is
+// accepted the condition turns True; a spec never refused gets none.
+func TestSpecRefusedOnTheClaim(t *testing.T) {
+	in, err := compose.InputFrom(clusterinfo.Example())
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := map[string]any{}
+	b, _ := json.Marshal(in)
+	if err := json.Unmarshal(b, &input); err != nil {
+		t.Fatal(err)
+	}
+	spec := func(account string) map[string]any {
+		s := workloadcluster.Spec{Region: "eu-west-1", KubernetesVersion: "1.35", VPCCIDR: "10.30.0.0/16", AvailabilityZones: 3, NATMode: "single",
+			Nodes:             workloadcluster.Nodes{InstanceTypes: []string{"m7i.large"}, Min: 2, Desired: 2, Max: 4},
+			PublicAccessCIDRs: []string{"203.0.113.0/24"}, AdminPrincipalARNs: []string{"arn:aws:iam::111122223333:role/ops"}, Account: account}
+		out := map[string]any{}
+		b, _ := json.Marshal(s)
+		_ = json.Unmarshal(b, &out)
+		return out
+	}
+	refused := map[string]any{"type": compose.SpecAcceptedCondition, "status": statusFalse, "reason": "Refused"}
+	cases := map[string]struct {
+		reason     string
+		account    string
+		conditions []any // the observed XR's
+		fatal      bool
+		want       []any // the response's SpecAccepted conditions (message checked apart)
+	}{
+		"Refused": {reason: "An account the hub does not list.", account: "555566667777", fatal: true,
+			want: []any{map[string]any{"type": compose.SpecAcceptedCondition, "status": statusFalse, "reason": "Refused", "target": targetCompositeClam}}},
+		"AcceptedAgain": {reason: "The claim was fixed: the condition it showed turns True.", conditions: []any{refused},
+			want: []any{map[string]any{"type": compose.SpecAcceptedCondition, "status": statusTrue, "reason": "Accepted", "target": targetCompositeClam}}},
+		"NeverRefused": {reason: "A spec never refused carries no such condition."},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xr := map[string]any{"metadata": map[string]any{"name": "pay-x", "labels": map[string]any{ClaimNameLabel: "pay"}}, "spec": spec(tc.account)}
+			if tc.conditions != nil {
+				xr["status"] = map[string]any{"conditions": tc.conditions}
+			}
+			req, _ := json.Marshal(map[string]any{"input": input, "observed": map[string]any{"composite": map[string]any{"resource": xr}}})
+			rsp := run(t, string(req))
+			res, _ := rsp["results"].([]any)
+			fatal := slices.ContainsFunc(res, func(r any) bool { return get(r, "severity") == severityFatal })
+			if fatal != tc.fatal {
+				t.Fatalf("%s\nfatal %v, want %v: %v", tc.reason, fatal, tc.fatal, res)
+			}
+			var got []any
+			conds, _ := rsp["conditions"].([]any)
+			for _, c := range conds {
+				if m := c.(map[string]any); m["type"] == compose.SpecAcceptedCondition {
+					msg, _ := m["message"].(string)
+					if tc.fatal && !strings.Contains(msg, `spec.account "555566667777" is not one of the hub's spoke accounts`) {
+						t.Errorf("%s\nmessage %q does not name the account", tc.reason, msg)
+					}
+					delete(m, "message")
+					got = append(got, m)
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("%s\nSpecAccepted conditions (-want +got):\n%s", tc.reason, d)
+			}
+			composed, _ := get(rsp, "desired", "resources").(map[string]any)
+			if tc.fatal == (len(composed) > 0) {
+				t.Errorf("%s\n%d resources composed", tc.reason, len(composed))
+			}
+		})
 	}
 }

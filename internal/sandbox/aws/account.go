@@ -2,8 +2,16 @@ package aws
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
 	"fmt"
 	"hash/crc32"
+	"math/big"
 	"slices"
 	"sort"
 	"strings"
@@ -100,9 +108,9 @@ const deletionProtected = "Resource cannot be deleted as it is currently protect
 // newResource is the resource a create makes, before it is put in the
 // ledger (once every call of the create is authorized): AWS assigns the
 // ID of a ProviderID type; the name is the external name.
-func (p *Provider) newResource(kind, tf, owner, name string, args map[string]any) *Resource {
+func (p *Provider) newResource(s *session, kind, tf, owner, name string, args map[string]any) *Resource {
 	region, _ := args["region"].(string)
-	r := &Resource{Kind: kind, Type: tf, Owner: owner, Attrs: args, Tags: tagsOf(args), Created: time.Now()}
+	r := &Resource{Kind: kind, Type: tf, Owner: owner, Account: s.account, Attrs: args, Tags: tagsOf(args), Created: time.Now()}
 	r.ReadyAt = r.Created.Add(p.readyAfter(tf))
 	switch p.naming[tf] {
 	case ByName:
@@ -110,10 +118,15 @@ func (p *Provider) newResource(kind, tf, owner, name string, args map[string]any
 	case ByNameInTemplate:
 		r.ID, r.Name = templatedID(tf, args, name), name
 	default:
-		r.ID = providerID(p.Account, tf, args)
+		r.ID = providerID(s.account, tf, args)
 		r.Name = r.ID
 	}
-	r.ARN = arn(p.Partition, p.Account, region, tf, r, args)
+	r.ARN = arn(p.Partition, s.account, region, tf, r, args)
+	if tf == "aws_eks_cluster" {
+		// EKS makes each cluster its own CA when it creates it, and
+		// reports it (base64 PEM) once the cluster is ACTIVE.
+		r.Computed = map[string]any{"certificateAuthority": []any{map[string]any{"data": base64.StdEncoding.EncodeToString(clusterCA())}}}
+	}
 	return r
 }
 
@@ -237,6 +250,23 @@ func EKSCluster(arn, id, region string) (endpoint, issuer string) {
 	return fmt.Sprintf("https://%s.gr7.%s.eks.amazonaws.com", h, region), fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", region, h)
 }
 
+// clusterCA is a new self-signed CA certificate (PEM) as EKS makes one
+// for a cluster's API server (subject CN kubernetes, ten years).
+func clusterCA() []byte {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "kubernetes"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().AddDate(10, 0, 0), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		panic(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
 // computed is what AWS reports of a resource beyond its arguments, at
 // this moment (an EKS cluster's status and, once ACTIVE, its issuer).
 func computed(r *Resource, now time.Time) map[string]any {
@@ -264,6 +294,9 @@ func computed(r *Resource, now time.Time) map[string]any {
 			out["status"] = "ACTIVE"
 			out["endpoint"] = endpoint
 			out["identity"] = []any{map[string]any{"oidc": []any{map[string]any{"issuer": issuer}}}}
+			if ca, ok := r.Computed["certificateAuthority"]; ok {
+				out["certificateAuthority"] = ca
+			}
 		}
 	case "aws_eks_node_group":
 		out["status"] = "CREATING"
@@ -398,7 +431,7 @@ func snake(s string) string {
 // delete is the managed reconciler's delete: an Orphan policy leaves the
 // resource in AWS; otherwise AWS deletes it unless another resource still
 // uses it, and the finalizer goes once it is gone.
-func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) error {
+func (p *Provider) delete(ctx context.Context, s *session, kind, tf string, mg *managed) error {
 	u := &mg.Unstructured
 	if !meta.FinalizerExists(u, finalizer) {
 		return nil
@@ -407,37 +440,37 @@ func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) err
 	policy, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy")
 	fp, _, _ := unstructured.NestedMap(u.Object, "spec", "forProvider")
 	id, _ := p.identity(tf, u, arguments(fp))
-	if r := p.Ledger.get(kind, id); r != nil && id != "" {
+	if r := s.ledger.get(kind, id); r != nil && id != "" {
 		if policy == "Orphan" {
-			p.Ledger.orphan(kind, id)
+			s.ledger.orphan(kind, id)
 		} else {
 			if protected, _ := r.Attrs["deletionProtectionEnabled"].(bool); protected && tf == "aws_dynamodb_table" {
 				// DynamoDB DeleteTable on a table with deletion
 				// protection, in AWS's words
 				mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, deletionProtected)))
-				p.Ledger.refuse(kind, id, "deletion protection")
+				s.ledger.refuse(kind, id, "deletion protection")
 				return p.writeStatus(ctx, before, u)
 			}
 			if msg, ok := inUseRefusal[tf]; ok {
-				if users := p.Ledger.usersOf(r); len(users) > 0 {
+				if users := s.ledger.usersOf(r); len(users) > 0 {
 					named := id
 					if tf == "aws_eip" {
 						named = "eipassoc-" + strings.TrimPrefix(id, "eipalloc-")
 					}
 					mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileDelete, fmt.Sprintf(msg, named))))
-					p.Ledger.refuse(kind, id, "used by "+strings.Join(users, ", "))
+					s.ledger.refuse(kind, id, "used by "+strings.Join(users, ", "))
 					return p.writeStatus(ctx, before, u)
 				}
 			}
-			if err := p.authorizeCalls(ctx, providerCalls[tf].delete, tf, r, r.Attrs, false, nil); err != nil {
+			if err := p.authorizeCalls(ctx, s, providerCalls[tf].delete, tf, r, r.Attrs, false, nil); err != nil {
 				mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileDelete, err)))
 				return p.writeStatus(ctx, before, u)
 			}
-			if err := p.deleteSideEffects(ctx, r); err != nil {
+			if err := p.deleteSideEffects(ctx, s, r); err != nil {
 				mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileDelete, err)))
 				return p.writeStatus(ctx, before, u)
 			}
-			p.Ledger.remove(kind, id)
+			s.ledger.remove(kind, id)
 		}
 	}
 	meta.RemoveFinalizer(u, finalizer)
@@ -453,18 +486,18 @@ func (p *Provider) delete(ctx context.Context, kind, tf string, mg *managed) err
 //     EC2's DeleteRouteTable takes the table's routes with it. The managed
 //     resources of those associations and routes then find nothing to
 //     delete (the provider takes NotFound on delete as done).
-func (p *Provider) deleteSideEffects(ctx context.Context, r *Resource) error {
+func (p *Provider) deleteSideEffects(ctx context.Context, s *session, r *Resource) error {
 	if r.Type != "aws_route_table" {
 		return nil
 	}
 	var gone []Resource
-	for _, o := range p.Ledger.All() {
+	for _, o := range s.ledger.All() {
 		if o.Attrs["routeTableId"] != r.ID {
 			continue
 		}
 		switch o.Type {
 		case "aws_route_table_association":
-			if err := p.authorizeCalls(ctx, providerCalls[o.Type].delete, o.Type, &o, o.Attrs, false, nil); err != nil {
+			if err := p.authorizeCalls(ctx, s, providerCalls[o.Type].delete, o.Type, &o, o.Attrs, false, nil); err != nil {
 				return fmt.Errorf("deleting Route Table (%s): %w", r.ID, err)
 			}
 			gone = append(gone, o)
@@ -473,7 +506,7 @@ func (p *Provider) deleteSideEffects(ctx context.Context, r *Resource) error {
 		}
 	}
 	for _, o := range gone {
-		p.Ledger.remove(o.Kind, o.ID)
+		s.ledger.remove(o.Kind, o.ID)
 	}
 	return nil
 }

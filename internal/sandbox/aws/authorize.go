@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -263,6 +264,9 @@ func (a *Authorizer) prepare(roleARN string, l *Ledger) (preparedRole, error) {
 type request struct {
 	action, resource string
 	context          map[string]any
+	// account is the resource's account when it is not the caller's
+	// (a role another account's ProviderConfig assumes).
+	account string
 }
 
 // authorize evaluates reqs made by roleARN, and returns AWS's refusal of
@@ -294,7 +298,7 @@ func (a *Authorizer) authorize(roleARN, account string, l *Ledger, reqs []reques
 			continue
 		}
 		keys, idx = append(keys, k), append(idx, i)
-		req := iamsim.Request{ID: fmt.Sprint(i), Principal: roleARN, Action: r.action, Resource: r.resource, AccountID: account,
+		req := iamsim.Request{ID: fmt.Sprint(i), Principal: roleARN, Action: r.action, Resource: r.resource, AccountID: cmp.Or(r.account, account),
 			Context: ctx, IdentityRefs: ids, BoundaryRef: boundary}
 		if rp, ok := a.ResourcePolicies[r.resource]; ok {
 			req.ResourcePolicy = &rp
@@ -332,7 +336,7 @@ func (a *Authorizer) authorize(roleARN, account string, l *Ledger, reqs []reques
 			without := todo[:0:0]
 			ctx := maps.Clone(principal)
 			maps.Copy(ctx, reqs[i].context)
-			req := iamsim.Request{ID: "0", Principal: roleARN, Action: reqs[i].action, Resource: reqs[i].resource, AccountID: account,
+			req := iamsim.Request{ID: "0", Principal: roleARN, Action: reqs[i].action, Resource: reqs[i].resource, AccountID: cmp.Or(reqs[i].account, account),
 				Context: ctx, IdentityRefs: ids}
 			if rp, ok := a.ResourcePolicies[reqs[i].resource]; ok {
 				req.ResourcePolicy = &rp
@@ -361,6 +365,11 @@ func deniedMessage(roleARN, session, action, resource, why string) string {
 	body := fmt.Sprintf("User: %s is not authorized to perform: %s on resource: %s %s", sts, action, resource, why)
 	svc, _, _ := strings.Cut(action, ":")
 	switch svc {
+	case "sts":
+		// STS names no reason (aws-sdk-go-v2's AssumeRole error as the
+		// provider's credential cache wraps it: provider-upjet-aws v2.7.0
+		// internal/clients/creds_cache.go:127-134).
+		return fmt.Sprintf("api error AccessDenied: User: %s is not authorized to perform: %s on resource: %s", sts, action, resource)
 	case "ec2":
 		return "api error UnauthorizedOperation: You are not authorized to perform this operation. " + body
 	case "iam", "sqs":
@@ -430,7 +439,7 @@ func (p *Provider) readActingRole(ctx context.Context) (string, error) {
 // action takes aws:RequestTag for, and each existing resource's own tags.
 // created says r is being created (its tags are what the call sends);
 // newTags are the tags an update sets.
-func (p *Provider) callRequests(calls []call, tf string, r *Resource, args map[string]any, created bool, newTags map[string]string) ([]request, error) {
+func (p *Provider) callRequests(s *session, calls []call, tf string, r *Resource, args map[string]any, created bool, newTags map[string]string) ([]request, error) {
 	var out []request
 	for _, c := range calls {
 		if c.when != nil && !c.when(args) {
@@ -466,7 +475,7 @@ func (p *Provider) callRequests(calls []call, tf string, r *Resource, args map[s
 			}
 		}
 		for _, t := range c.on {
-			res, rt, err := p.targetOf(t, r, args)
+			res, rt, err := p.targetOf(s, t, r, args)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.action, err)
 			}
@@ -487,7 +496,7 @@ func (p *Provider) callRequests(calls []call, tf string, r *Resource, args map[s
 				addResourceTags(ctx, rt)
 			}
 			for _, k := range c.keys {
-				if v, ok := p.serviceKey(k, c, tf, r, args); ok {
+				if v, ok := p.serviceKey(s, k, c, tf, r, args); ok {
 					ctx[k] = v
 				}
 			}
@@ -520,7 +529,7 @@ func addResourceTags(ctx map[string]any, tags map[string]string) {
 }
 
 // targetOf is the ARN of the resource t names, and its tags.
-func (p *Provider) targetOf(t target, r *Resource, args map[string]any) (string, map[string]string, error) {
+func (p *Provider) targetOf(s *session, t target, r *Resource, args map[string]any) (string, map[string]string, error) {
 	switch {
 	case t.typ == "*":
 		return "*", nil, nil
@@ -534,7 +543,7 @@ func (p *Provider) targetOf(t target, r *Resource, args map[string]any) (string,
 	if v == "" {
 		return "", nil, fmt.Errorf("stand-in: argument %s is empty", t.arg)
 	}
-	for _, o := range p.Ledger.All() {
+	for _, o := range s.ledger.All() {
 		if o.Type != t.tf {
 			continue
 		}
@@ -558,7 +567,7 @@ func (p *Provider) targetOf(t target, r *Resource, args map[string]any) (string,
 
 // serviceKey is the value AWS sets for a service condition key of call c
 // on r, made with args.
-func (p *Provider) serviceKey(key string, c call, tf string, r *Resource, args map[string]any) (any, bool) {
+func (p *Provider) serviceKey(in *session, key string, c call, tf string, r *Resource, args map[string]any) (any, bool) {
 	s := func(k string) (any, bool) { v, ok := args[k].(string); return v, ok && v != "" }
 	switch key {
 	case keyBoundary:
@@ -572,7 +581,7 @@ func (p *Provider) serviceKey(key string, c call, tf string, r *Resource, args m
 			return v, ok && v != ""
 		}
 		// the boundary of the role the call acts on
-		for _, o := range p.Ledger.All() {
+		for _, o := range in.ledger.All() {
 			if o.Type == "aws_iam_role" && o.Name == args["role"] {
 				v, ok := o.Attrs["permissionsBoundary"].(string)
 				return v, ok && v != ""
@@ -619,17 +628,13 @@ func (p *Provider) serviceKey(key string, c call, tf string, r *Resource, args m
 
 // authorizeCalls authorizes the calls of op on r; nil when the provider
 // runs without an Authorizer.
-func (p *Provider) authorizeCalls(ctx context.Context, calls []call, tf string, r *Resource, args map[string]any, created bool, newTags map[string]string) error {
+func (p *Provider) authorizeCalls(_ context.Context, s *session, calls []call, tf string, r *Resource, args map[string]any, created bool, newTags map[string]string) error {
 	if p.IAM == nil || len(calls) == 0 {
 		return nil
 	}
-	reqs, err := p.callRequests(calls, tf, r, args, created, newTags)
+	reqs, err := p.callRequests(s, calls, tf, r, args, created, newTags)
 	if err != nil {
 		return err
 	}
-	roleARN, err := p.actingRole(ctx)
-	if err != nil {
-		return err
-	}
-	return p.IAM.authorize(roleARN, p.Account, p.Ledger, reqs)
+	return p.IAM.authorize(s.role, s.account, s.ledger, reqs)
 }

@@ -301,7 +301,7 @@ func TestEKSRefusal(t *testing.T) {
 			if tc.old != nil {
 				p.Ledger.put(tc.old)
 			}
-			got := p.eksRefusal(tc.args.Type, tc.old, tc.args.Attrs)
+			got := p.eksRefusal(&session{ledger: p.Ledger}, tc.args.Type, tc.old, tc.args.Attrs)
 			if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("%s\neksRefusal(...): got %q, want %q", tc.reason, got, tc.want)
 			}

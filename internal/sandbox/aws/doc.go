@@ -9,7 +9,6 @@
 // STS for External Secrets).
 //
 // Reproduced, with their sources:
-//
 //   - crossplane-runtime v2.4.0 pkg/reconciler/managed/reconciler.go: the
 //     finalizer "finalizer.managedresource.crossplane.io" (line 47), Synced
 //     and Ready conditions (ReconcileSuccess/ReconcileError,
@@ -100,11 +99,26 @@
 //     request, so a resource at rest costs no evaluation. A route table's
 //     delete disassociates its subnets first (Terraform's
 //     resourceRouteTableDelete) and takes its routes with it (EC2).
+//   - provider-upjet-aws v2.7.0 internal/clients (session.go): each
+//     managed resource connects as the ProviderConfig it names (default
+//     "default"; "cannot get referenced ProviderConfig" when it does not
+//     exist, pc_resolver.go:20): its IRSA role, then each step of its
+//     assumeRoleChain (provider_config.go:293-314, GetRoleChainConfig) as
+//     an sts:AssumeRole the Authorizer decides as IAM does across
+//     accounts: the caller's policies must allow it and the role's trust
+//     policy must allow the caller with the step's sts:ExternalId. The
+//     resource is then made in that role's account (its Ledger), as that
+//     role. A refused step or a missing ProviderConfig fails the resource
+//     with the provider's connect error ("connect failed: cannot get
+//     terraform setup: ..."), before crossplane-runtime would add its
+//     finalizer (reconciler.go:1145, 1340). An EKS cluster reports its CA
+//     (certificateAuthority, a CA of its own) and endpoint once ACTIVE.
 //
 // Endpoints serves STS and Secrets Manager (see its doc).
 //
 // Not modelled: IAM's own checks beyond the policies (service control
-// policies, session policies, resource policies of the resources called),
+// policies, session policies, resource policies of the resources called
+// but a spoke account role's trust policy),
 // a create that fails part way (a create's calls are authorized together
 // before anything is made, where Terraform would leave a tainted resource
 // after a later call of the create is denied), the service-linked roles
@@ -113,6 +127,8 @@
 // and zones, eventual consistency, drift from changes outside Crossplane,
 // an Elastic IP's release refused while a NAT gateway uses it (the
 // fleet's Usages delete the NAT gateway first), and every field AWS
-// computes but the fleet does not read. Several Providers (a hub's and
-// its spokes' Crossplane) may share one Ledger: one account.
+// computes but the fleet does not read, credential sources other than
+// IRSA, and STS's session duration, tags and source identity. Several
+// Providers (a hub's and its spokes' Crossplane) may share one Ledger: one
+// account; a Provider reaches the other accounts of its Accounts.
 package aws

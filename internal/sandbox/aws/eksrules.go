@@ -30,14 +30,14 @@ import (
 //     (compat), here the versions the suite's hub looked up.
 //
 // The messages other than the first three are paraphrased.
-func (p *Provider) eksRefusal(tf string, old *Resource, args map[string]any) string {
+func (p *Provider) eksRefusal(in *session, tf string, old *Resource, args map[string]any) string {
 	s := func(m map[string]any, k string) string { v, _ := m[k].(string); return v }
 	now := time.Now()
 	reported := func(r Resource, k string) string { v, _ := r.Reported(k, now).(string); return v }
 	// The cluster's version as EKS reports it: the old one while an
 	// upgrade runs.
 	clusterVersion := func(name string) (string, bool) {
-		for _, c := range p.Ledger.Find("eks.aws.upbound.io/Cluster", nil) {
+		for _, c := range in.ledger.Find("eks.aws.upbound.io/Cluster", nil) {
 			if c.Name == name {
 				return reported(c, "version"), true
 			}
@@ -59,7 +59,7 @@ func (p *Provider) eksRefusal(tf string, old *Resource, args map[string]any) str
 			}
 		}
 		var behind []string
-		for _, ng := range p.Ledger.Find("eks.aws.upbound.io/NodeGroup", nil) {
+		for _, ng := range in.ledger.Find("eks.aws.upbound.io/NodeGroup", nil) {
 			if s(ng.Attrs, "clusterName") == old.Name && reported(ng, "version") != from {
 				behind = append(behind, ng.Name)
 			}
@@ -70,7 +70,7 @@ func (p *Provider) eksRefusal(tf string, old *Resource, args map[string]any) str
 		}
 	case "aws_eks_node_group", "aws_eks_addon":
 		if old == nil {
-			for _, c := range p.Ledger.Find("eks.aws.upbound.io/Cluster", nil) {
+			for _, c := range in.ledger.Find("eks.aws.upbound.io/Cluster", nil) {
 				if c.Name == s(args, "clusterName") && now.Before(c.ReadyAt) {
 					return fmt.Sprintf("api error InvalidRequestException: Cluster '%s' is not in ACTIVE status", c.Name)
 				}

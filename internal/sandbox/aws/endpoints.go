@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -184,7 +185,7 @@ func (e *Endpoints) sts(w http.ResponseWriter, r *http.Request) {
 <ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata>
 </AssumeRoleWithWebIdentityResponse>`,
 		key, randomHex(40), randomHex(64), time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
-		xmlEscape(user), e.Partition, e.Account, xmlEscape(name), xmlEscape(session), strings.ToUpper(randomHex(17)), xmlEscape(session),
+		xmlEscape(user), e.Partition, cmp.Or(accountOf(role), e.Account), xmlEscape(name), xmlEscape(session), strings.ToUpper(randomHex(17)), xmlEscape(session),
 		xmlEscape(strings.Join(auds, ",")), randomHex(32))
 }
 

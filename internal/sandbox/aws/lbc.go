@@ -240,7 +240,7 @@ func (c *LoadBalancerController) reconcile(ctx context.Context, f lbcFlags, svc 
 		}
 		tags := map[string]any{tagLBCCluster: f.cluster, tagLBCStack: svc.Namespace + "/" + svc.Name}
 		r := &Resource{Kind: LoadBalancerKind, Type: "aws_lb", Name: name, ID: arn, ARN: arn,
-			Owner: "service " + svc.Namespace + "/" + svc.Name, Created: time.Now(), ReadyAt: time.Now(),
+			Owner: "service " + svc.Namespace + "/" + svc.Name, Account: c.Account, Created: time.Now(), ReadyAt: time.Now(),
 			Attrs: map[string]any{"name": name, "loadBalancerType": "network", "internal": scheme == "internal",
 				"subnets": subnets, "vpcId": f.vpc, "tags": tags}}
 		r.Tags = tagsOf(r.Attrs)

@@ -19,6 +19,9 @@ type Resource struct {
 	ARN  string
 	// Owner is the managed resource that created it.
 	Owner string
+	// Account is the account it was made in (the one its managed
+	// resource's ProviderConfig reached).
+	Account string
 	// Attrs are its arguments (spec.forProvider as last applied) and what
 	// AWS computed (status.atProvider).
 	Attrs, Computed map[string]any

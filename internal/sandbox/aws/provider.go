@@ -57,9 +57,15 @@ type Provider struct {
 	// Module is the provider-upjet-aws module directory at the pinned
 	// release (its generated resolvers and external-name configuration).
 	Module string
-	// Account and Partition name the stand-in account.
+	// Account and Partition name the account the providers' pods run in
+	// (their IRSA role's), whose resources Ledger holds.
 	Account, Partition string
 	Ledger             *Ledger
+	// Accounts are the stand-in's other accounts, by ID: a managed
+	// resource whose ProviderConfig assumes a role there (its
+	// assumeRoleChain, each step authorized as STS would: Authorizer.
+	// AssumeRole) is made in that account's ledger, as that role.
+	Accounts map[string]*Ledger
 	// ReadyAfter is how long AWS takes to make a resource of a Terraform
 	// type available (absent: at once); SetReadyAfter changes it while the
 	// stand-in runs.
@@ -84,6 +90,9 @@ type Provider struct {
 
 	kinds   []kindInfo
 	kindsAt time.Time
+	// configs are the ProviderConfigs last listed (with the kinds), by
+	// name.
+	configs map[string]*unstructured.Unstructured
 	// crds are the provider CRDs last read, by name.
 	crds map[string]crdKinds
 
@@ -284,7 +293,11 @@ func (p *Provider) RunOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		p.kinds, p.kindsAt = kinds, time.Now()
+		configs, err := p.providerConfigs(ctx)
+		if err != nil {
+			return err
+		}
+		p.kinds, p.kindsAt, p.configs = kinds, time.Now(), configs
 	}
 	for _, k := range p.kinds {
 		l := &unstructured.UnstructuredList{}
@@ -433,8 +446,36 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 		return nil
 	}
 
+	// crossplane-runtime resolves references (not on deletion), then
+	// connects, then observes, deletes or creates, adding its finalizer
+	// just before a create or update (reconciler.go:1126, 1145, 1340):
+	// a resource that cannot connect is never given one.
+	if !meta.WasDeleted(u) {
+		if err := p.resolve(ctx, pk.Refs[k.gvk.Kind], mg); err != nil {
+			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errResolveReferences, err)))
+			return p.writeStatus(ctx, before, u)
+		}
+		if !reflect.DeepEqual(before.Object["spec"], u.Object["spec"]) {
+			// crossplane-runtime persists resolved references before it
+			// observes (api.go:240-250, RetryingCriticalAnnotationUpdater).
+			status := u.Object["status"]
+			if err := p.Client.Update(ctx, u); err != nil {
+				return err
+			}
+			restoreStatus(u, status)
+			before = u.DeepCopy()
+		}
+	}
+	s, err := p.session(ctx, u)
+	if err != nil {
+		if meta.WasDeleted(u) && !meta.FinalizerExists(u, finalizer) {
+			return nil
+		}
+		mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s: %w", errReconcileConnect, errTerraformSetup, err)))
+		return p.writeStatus(ctx, before, u)
+	}
 	if meta.WasDeleted(u) {
-		return p.delete(ctx, kindKey, tf, mg)
+		return p.delete(ctx, s, kindKey, tf, mg)
 	}
 	if !meta.FinalizerExists(u, finalizer) {
 		meta.AddFinalizer(u, finalizer)
@@ -443,44 +484,30 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 		}
 		before = u.DeepCopy()
 	}
-	if err := p.resolve(ctx, pk.Refs[k.gvk.Kind], mg); err != nil {
-		mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errResolveReferences, err)))
-		return p.writeStatus(ctx, before, u)
-	}
-	if !reflect.DeepEqual(before.Object["spec"], u.Object["spec"]) {
-		// crossplane-runtime persists resolved references before it
-		// observes (api.go:240-250, RetryingCriticalAnnotationUpdater).
-		status := u.Object["status"]
-		if err := p.Client.Update(ctx, u); err != nil {
-			return err
-		}
-		restoreStatus(u, status)
-		before = u.DeepCopy()
-	}
 
 	fp, _, _ := unstructured.NestedMap(u.Object, "spec", "forProvider")
 	args := arguments(fp)
 	id, name := p.identity(tf, u, args)
 	r := (*Resource)(nil)
 	if id != "" {
-		r = p.Ledger.get(kindKey, id)
+		r = s.ledger.get(kindKey, id)
 	}
 	if r == nil {
 		if err := p.failing(kindKey); err != nil {
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileCreate, err)))
 			return p.writeStatus(ctx, before, u)
 		}
-		if msg := p.eksRefusal(tf, nil, args); msg != "" {
+		if msg := p.eksRefusal(s, tf, nil, args); msg != "" {
 			p.refuse(u, msg)
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileCreate, msg)))
 			return p.writeStatus(ctx, before, u)
 		}
-		r = p.newResource(kindKey, tf, u.GetName(), name, args)
-		if err := p.authorizeCalls(ctx, providerCalls[tf].create, tf, r, args, true, nil); err != nil {
+		r = p.newResource(s, kindKey, tf, u.GetName(), name, args)
+		if err := p.authorizeCalls(ctx, s, providerCalls[tf].create, tf, r, args, true, nil); err != nil {
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileCreate, err)))
 			return p.writeStatus(ctx, before, u)
 		}
-		p.Ledger.put(r)
+		s.ledger.put(r)
 		if meta.GetExternalName(u) != r.Name {
 			meta.SetExternalName(u, r.Name)
 			status := u.Object["status"]
@@ -493,7 +520,7 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			restoreStatus(u, status)
 			before = u.DeepCopy()
 		}
-	} else if err := p.authorizeCalls(ctx, providerCalls[tf].observe, tf, r, r.Attrs, false, nil); err != nil {
+	} else if err := p.authorizeCalls(ctx, s, providerCalls[tf].observe, tf, r, r.Attrs, false, nil); err != nil {
 		mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileObserve, err)))
 		return p.writeStatus(ctx, before, u)
 	} else if diff := changed(r.Attrs, args); len(diff) > 0 {
@@ -507,7 +534,7 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			p.setAtProvider(u, r)
 			return p.writeStatus(ctx, before, u)
 		}
-		if msg := p.eksRefusal(tf, r, args); msg != "" {
+		if msg := p.eksRefusal(s, tf, r, args); msg != "" {
 			p.refuse(u, msg)
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %s", errReconcileUpdate, msg)))
 			p.setAtProvider(u, r)
@@ -520,7 +547,7 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 				err = fmt.Errorf("stand-in: no AWS call of %s is modelled for a change of %v", tf, unmodelled)
 				p.note("%s %s: %v", kindKey, u.GetName(), err)
 			} else {
-				err = p.authorizeCalls(ctx, calls, tf, r, args, false, tagsOf(args))
+				err = p.authorizeCalls(ctx, s, calls, tf, r, args, false, tagsOf(args))
 			}
 			if err != nil {
 				mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileUpdate, err)))
@@ -535,11 +562,11 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 				previous[k] = r.Reported(k, time.Now())
 			}
 		}
-		p.Ledger.update(kindKey, r.ID, args)
+		s.ledger.update(kindKey, r.ID, args)
 		if len(previous) > 0 {
-			p.Ledger.updating(kindKey, r.ID, previous, time.Now().Add(p.UpdateTakes[tf]))
+			s.ledger.updating(kindKey, r.ID, previous, time.Now().Add(p.UpdateTakes[tf]))
 		}
-		r = p.Ledger.get(kindKey, r.ID)
+		r = s.ledger.get(kindKey, r.ID)
 	}
 	p.setAtProvider(u, r)
 	if time.Now().Before(r.ReadyAt) {

@@ -114,7 +114,7 @@ func TestProviderReconciles(t *testing.T) {
 			"natGatewayIdRef": map[string]any{"name": "nat-a"}}),
 		mr(eks, "NodeGroup", "ng", map[string]any{"region": "eu-west-1", "clusterName": "c", "instanceTypes": []any{"m6i.large"}}),
 	}
-	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(objs[5:]...).Build()
+	c := fakeAPI(t).WithObjects(objs...).WithStatusSubresource(objs[5:]...).Build()
 	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
 	for _, u := range reconcileAll(t, p, c, objs[5:]) {
 		if meta.GetExternalName(u) == "" {
@@ -188,7 +188,7 @@ func TestProviderReadyAfter(t *testing.T) {
 		mr(eks, "Cluster", "c", map[string]any{"region": "eu-west-1", "roleArn": "arn:aws:iam::111122223333:role/r"}),
 		mr(eks, "NodeGroup", "ng", map[string]any{"region": "eu-west-1", "clusterNameRef": map[string]any{"name": "c"}}),
 	}
-	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(objs[2:]...).Build()
+	c := fakeAPI(t).WithObjects(objs...).WithStatusSubresource(objs[2:]...).Build()
 	p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger(),
 		ReadyAfter: map[string]time.Duration{"aws_eks_cluster": time.Hour}}
 	for range 3 {
@@ -226,7 +226,7 @@ func TestProviderKindsEvery(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			vpc := mr("ec2.aws.upbound.io/v1beta1", "VPC", "vpc", map[string]any{"region": "eu-west-1", "cidrBlock": "10.20.0.0/16"})
-			c := fake.NewClientBuilder().WithScheme(crdScheme(t)).
+			c := fakeAPI(t).
 				WithObjects(crd("eks.aws.upbound.io", "NodeGroup", "nodegroups", "v1beta2"), vpc).WithStatusSubresource(vpc).Build()
 			p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger(), KindsEvery: tc.every}
 			if err := p.RunOnce(ctx); err != nil {
@@ -256,7 +256,7 @@ func TestProviderReadsOnlyChangedCRDs(t *testing.T) {
 	unstructured.RemoveNestedField(vpcCRD.Object, "status")
 	vpc := mr("ec2.aws.upbound.io/v1beta1", "VPC", "vpc", map[string]any{"region": "eu-west-1", "cidrBlock": "10.20.0.0/16"})
 	var reads []string
-	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).
+	c := fakeAPI(t).
 		WithObjects(crd("eks.aws.upbound.io", "NodeGroup", "nodegroups", "v1beta2"), crd("pkg.crossplane.io", "Provider", "providers", "v1"), vpcCRD, vpc).
 		WithStatusSubresource(vpc).
 		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -324,7 +324,7 @@ func TestProviderRefusesDeletingAProtectedTable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			table := mr(ddb, "Table", "orders", map[string]any{"region": "eu-west-1", "billingMode": "PAY_PER_REQUEST", "deletionProtectionEnabled": tc.protected})
 			objs := []client.Object{crd("dynamodb.aws.upbound.io", "Table", "tables", "v1beta1"), table}
-			c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(table).Build()
+			c := fakeAPI(t).WithObjects(objs...).WithStatusSubresource(table).Build()
 			p := &Provider{Client: c, Module: providerModule(t), Account: "111122223333", Partition: "aws", Ledger: NewLedger()}
 			for range 2 {
 				if err := p.RunOnce(ctx); err != nil {
@@ -413,7 +413,7 @@ func TestProviderRecordsTheExternalNameThroughAConflict(t *testing.T) {
 			policy := mr(iam, "RolePolicy", "pay-cluster", map[string]any{"role": "pay-cluster", "policy": `{"Version":"2012-10-17","Statement":[]}`})
 			objs := []client.Object{crd("iam.aws.upbound.io", "RolePolicy", "rolepolicies", "v1beta1"), policy}
 			conflicts := tc.conflicts
-			c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(policy).
+			c := fakeAPI(t).WithObjects(objs...).WithStatusSubresource(policy).
 				WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
 					if meta.GetExternalName(o) != "" && conflicts > 0 {
 						conflicts--
@@ -439,6 +439,30 @@ func TestProviderRecordsTheExternalNameThroughAConflict(t *testing.T) {
 
 // crdScheme knows CustomResourceDefinitions, so that the fake client
 // answers the stand-in's metadata-only list of them as the API server does.
+// fakeAPI is a fake API server holding the family's default
+// ProviderConfig (IRSA), as the tree applies it.
+func fakeAPI(t *testing.T) *fake.ClientBuilder {
+	t.Helper()
+	return fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(providerConfig("default"))
+}
+
+// providerConfig is an IRSA ProviderConfig named name, then assuming each
+// of chain's roles (roleARN, externalID pairs).
+func providerConfig(name string, chain ...string) *unstructured.Unstructured {
+	spec := map[string]any{"credentials": map[string]any{"source": "IRSA"}}
+	var steps []any
+	for i := 0; i+1 < len(chain); i += 2 {
+		steps = append(steps, map[string]any{"roleARN": chain[i], "externalID": chain[i+1]})
+	}
+	if len(steps) > 0 {
+		spec["assumeRoleChain"] = steps
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": ProviderConfigGVK.GroupVersion().String(), "kind": ProviderConfigGVK.Kind,
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}}
+}
+
 func crdScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
@@ -471,7 +495,7 @@ func TestProviderAtRestWritesNoStatus(t *testing.T) {
 			"scalingConfig": []any{map[string]any{"minSize": int64(2), "desiredSize": int64(3), "maxSize": int64(5)}}}),
 	}
 	writes := map[string]int{}
-	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(objs[5:]...).
+	c := fakeAPI(t).WithObjects(objs...).WithStatusSubresource(objs[5:]...).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
 			writes[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()]++
 			return c.SubResource(sub).Update(ctx, o, opts...)
@@ -503,7 +527,7 @@ func TestProviderAtRestWritesNoStatusTheSchemaPrunes(t *testing.T) {
 	}
 	writes := map[string]int{}
 	pruned := map[string][]string{}
-	c := fake.NewClientBuilder().WithScheme(crdScheme(t)).WithObjects(objs...).WithStatusSubresource(objs[3:]...).
+	c := fakeAPI(t).WithObjects(objs...).WithStatusSubresource(objs[3:]...).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
 			kind := o.GetObjectKind().GroupVersionKind().Kind
 			writes[kind+"/"+o.GetName()]++

@@ -196,7 +196,7 @@ func TestRoleCallsCarryTheRoleBoundary(t *testing.T) {
 					calls = append(calls, c)
 				}
 			}
-			reqs, err := p.callRequests(calls, "aws_iam_role", role, tc.args, false, nil)
+			reqs, err := p.callRequests(&session{ledger: p.Ledger}, calls, "aws_iam_role", role, tc.args, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

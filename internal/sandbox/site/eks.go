@@ -47,14 +47,15 @@ import (
 // Flux role through the composed access entry; nodes are one kwok node,
 // not the node group's instances.
 type EKS struct {
-	// Spoke is the claim's name; ARN and Issuer are what the stand-in
-	// account reports for its EKS cluster.
-	Spoke, ARN, Issuer string
-	Cluster            *kube.Cluster
-	Pods               *kube.PodRunner
+	// Spoke is the claim's name, Account the account its cluster is in;
+	// ARN and Issuer are what the stand-in account reports for its EKS
+	// cluster.
+	Spoke, Account, ARN, Issuer string
+	Cluster                     *kube.Cluster
+	Pods                        *kube.PodRunner
 	// AWS plays the provider family's controllers the spoke's own
-	// Crossplane installs, against the hub's stand-in account (one
-	// account, as in the product).
+	// Crossplane installs, against the spoke's account (the hub's, or
+	// its spec.account).
 	AWS *aws.Provider
 	// LoadBalancers plays the load balancer controller the spoke's tools
 	// install, in the same account.
@@ -74,6 +75,9 @@ type EKSOptions struct {
 	// PodCIDR is where the cluster's pods take addresses: inside the hub's
 	// pod network, distinct from every other cluster's.
 	PodCIDR netip.Prefix
+	// Account is the claim's spec.account: the spoke account the cluster
+	// is made in (one of HubOptions.SpokeAccounts); empty, the hub's.
+	Account string
 }
 
 // HubEnv is the hub's identity as the program wrote it to cluster-info.
@@ -124,7 +128,14 @@ func (h *Hub) startEKS(ctx context.Context, dir, region string, images map[strin
 	if err != nil {
 		return nil, err
 	}
-	e = &EKS{Spoke: opts.Spoke, ARN: spokeiam.ClusterARN(env, region, opts.Spoke), flux: map[string]*kube.Proc{}}
+	account := h.Account
+	if opts.Account != "" {
+		if account = h.Accounts[opts.Account]; account == nil || opts.Account == env.AccountID {
+			return nil, fmt.Errorf("account %s is not one of the stand-in's spoke accounts", opts.Account)
+		}
+		env = env.InAccount(opts.Account)
+	}
+	e = &EKS{Spoke: opts.Spoke, Account: env.AccountID, ARN: spokeiam.ClusterARN(env, region, opts.Spoke), flux: map[string]*kube.Proc{}}
 	_, e.Issuer = aws.EKSCluster(e.ARN, spokeiam.ClusterName(env, opts.Spoke), region)
 	defer func() {
 		if err != nil {
@@ -151,10 +162,10 @@ func (h *Hub) startEKS(ctx context.Context, dir, region string, images map[strin
 		return e, fmt.Errorf("kubeconfig Secret for %s: %w", opts.Spoke, err)
 	}
 	h.kubeconfigs.Register(name)
-	e.AWS = &aws.Provider{Client: e.Cluster.Client, Module: h.AWS.Module, Account: h.AWS.Account, Partition: h.AWS.Partition, Ledger: h.Account,
+	e.AWS = &aws.Provider{Client: e.Cluster.Client, Module: h.AWS.Module, Account: e.Account, Partition: h.AWS.Partition, Ledger: account,
 		KindsEvery: h.AWS.KindsEvery, IAM: h.AWS.IAM}
-	e.LoadBalancers = &aws.LoadBalancerController{Client: e.Cluster.Kube, Ledger: h.Account,
-		Partition: h.AWS.Partition, Account: h.AWS.Account, Region: region}
+	e.LoadBalancers = &aws.LoadBalancerController{Client: e.Cluster.Kube, Ledger: account,
+		Partition: h.AWS.Partition, Account: e.Account, Region: region}
 	opCtx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan struct{})
 	var wg sync.WaitGroup

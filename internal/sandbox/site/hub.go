@@ -69,10 +69,30 @@ type HubOptions struct {
 	// next `pulumi up` must be refused (the stack is locked), and after
 	// `pulumi cancel` the one after must bring the hub up.
 	KillFirstUp bool
+	// Config edits the hub stack's config (Pulumi.mgmt.yaml) before the
+	// program runs (planted errors).
+	Config func(cfg map[string]string)
+	// SpokeAccounts are the accounts the stand-in AWS holds beside the
+	// hub's, each prepared as `pulumi up` of its spoke-account stack
+	// prepares it (the program's run under the mocks, as the hub's).
+	SpokeAccounts []SpokeAccount
 	// Progress, when set, is told as each stage of StartHub begins (one
 	// line, no newline): the sandbox shows them while a cold cache builds
 	// this checkout's function.
 	Progress func(stage string)
+}
+
+// SpokeAccount is an account where the hub's Crossplane may make spokes
+// (a claim's spec.account), as its spoke-account stack prepared it.
+type SpokeAccount struct {
+	// ID is the account's ID: the one the stack's credentials reach.
+	ID string
+	// Stack is the stack file, relative to HubOptions.RepoRoot
+	// (Pulumi.acct-<name>.yaml).
+	Stack string
+	// Config edits the stack's config before the program runs (planted
+	// errors: another hub's principal trusted, another external ID).
+	Config func(cfg map[string]string)
 }
 
 // KillAfter is how long into the FluxInstance's create KillFirstUp kills
@@ -94,9 +114,15 @@ type Hub struct {
 	Bootstrap *HubBootstrap
 	Internet  *internet.Internet
 	Pods      *kube.PodRunner
-	// AWS plays the provider family's controllers against Account.
+	// AWS plays the provider family's controllers against Account, the
+	// hub's, and the spoke accounts a ProviderConfig reaches.
 	AWS     *aws.Provider
 	Account *aws.Ledger
+	// Accounts are every account the stand-in holds by ID, the hub's
+	// (Account) among them.
+	Accounts map[string]*aws.Ledger
+	// AccountStacks are what each spoke account's stack made, by ID.
+	AccountStacks map[string]*mocks.Mocks
 	// Endpoints are the AWS APIs the hub's controllers call directly.
 	Endpoints *aws.Endpoints
 	// EKS are the spokes' EKS clusters the suite plays, by spoke name:
@@ -183,6 +209,9 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 	if err != nil {
 		return h, err
 	}
+	if opts.Config != nil {
+		opts.Config(cfg)
+	}
 	cfg["eks-fleet:gitUrl"] = h.Git.URL(RepoName)
 	cfg["eks-fleet:gitKnownHosts"] = h.Git.KnownHosts + "\n"
 	if h.Internet, err = internet.NewInternet(opts.Dir, h.Net.HostIP.String()); err != nil {
@@ -233,7 +262,7 @@ func StartHub(ctx context.Context, opts HubOptions) (h *Hub, err error) {
 		return h, err
 	}
 	progress("the stand-in AWS")
-	if err := h.startAWS(ctx, cfg); err != nil {
+	if err := h.startAWS(ctx, cfg, opts); err != nil {
 		return h, err
 	}
 	if len(opts.EKS) > 0 || opts.SpokesOnDemand {
@@ -349,8 +378,9 @@ func compressedTime(work string) error {
 }
 
 // startAWS runs the provider family's stand-in against an empty account
-// (the mocks' account, the stack's partition) until Stop.
-func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
+// (the mocks' account, the stack's partition), and the spoke accounts as
+// their stacks prepared them, until Stop.
+func (h *Hub) startAWS(ctx context.Context, cfg map[string]string, opts HubOptions) error {
 	dir, err := upstream.Dir(ctx, upstream.ProviderAWSModule, "v"+versions.ProviderAWS)
 	if err != nil {
 		return err
@@ -367,18 +397,33 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 				KMSKeyARN: str(r.Inputs, "kmsKeyId")})
 		}
 	}
-	// Roles Crossplane created (a spoke's IRSA roles) exist in the account.
+	h.Account = aws.NewLedger()
+	h.Accounts = map[string]*aws.Ledger{mocks.AccountID: h.Account}
+	h.AccountStacks = map[string]*mocks.Mocks{}
+	for _, a := range opts.SpokeAccounts {
+		if _, dup := h.Accounts[a.ID]; dup {
+			return fmt.Errorf("spoke account %s: listed twice, or the hub's", a.ID)
+		}
+		m, err := CaptureAccount(filepath.Join(opts.RepoRoot, a.Stack), a.ID, a.Config)
+		if err != nil {
+			return err
+		}
+		h.Accounts[a.ID], h.AccountStacks[a.ID] = aws.NewLedger(), m
+	}
+	// Roles Crossplane created (a spoke's IRSA roles) exist in the
+	// account it made them in.
 	h.Endpoints.Trust = func(arn string) (string, bool) {
-		for _, r := range h.Account.Find("iam.aws.upbound.io/Role", func(r aws.Resource) bool { return r.ARN == arn }) {
-			p, ok := r.Attrs["assumeRolePolicy"].(string)
-			return p, ok
+		for _, l := range h.Accounts {
+			for _, r := range l.Find("iam.aws.upbound.io/Role", func(r aws.Resource) bool { return r.ARN == arn }) {
+				p, ok := r.Attrs["assumeRolePolicy"].(string)
+				return p, ok
+			}
 		}
 		return "", false
 	}
 	for host, handler := range h.Endpoints.Hosts() {
 		h.Internet.Handle(host, handler)
 	}
-	h.Account = aws.NewLedger()
 	// The add-on versions AWS offers are those the program looked up (the
 	// mocks' getAddonVersion), as cluster-info carries them.
 	var addons clusterinfo.AddonVersions
@@ -404,11 +449,29 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 	if err != nil {
 		return err
 	}
+	// A spoke account's role is assumed across accounts: STS decides by
+	// its trust policy as well as the caller's policies.
+	trusts := map[string]policydoc.Document{}
+	for id, m := range h.AccountStacks {
+		p, r, err := programIAM(m.Resources())
+		if err != nil {
+			return fmt.Errorf("spoke account %s: %w", id, err)
+		}
+		maps.Copy(policies, p)
+		maps.Copy(roles, r)
+		for _, role := range m.ByType("aws:iam/role:Role") {
+			d, err := policydoc.Parse(str(role.Inputs, "assumeRolePolicy"))
+			if err != nil {
+				return fmt.Errorf("spoke account %s: trust policy of %s: %w", id, role.Name, err)
+			}
+			trusts[str(role.State, "arn")] = d
+		}
+	}
 	authz, err := aws.NewAuthorizer(toolDir, policies, roles)
 	if err != nil {
 		return err
 	}
-	authz.ResourcePolicies = map[string]policydoc.Document{}
+	authz.ResourcePolicies = trusts
 	for _, r := range h.Bootstrap.Mocks.Resources() {
 		if r.Type == "aws:kms/key:Key" && r.Custom {
 			// A key made without a policy gets AWS's default key policy,
@@ -426,7 +489,7 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string) error {
 		return authz.Authorize(role, mocks.AccountID, h.Account, action, resource, keys)
 	}
 	h.AWS = &aws.Provider{Client: h.Cluster.Client, Module: dir, Account: mocks.AccountID, Partition: "aws", Ledger: h.Account,
-		AddonVersions: addons, IAM: authz,
+		Accounts: h.Accounts, AddonVersions: addons, IAM: authz,
 		// EKS takes minutes to move a control plane or a node group to a
 		// new version and reports the old one meanwhile; a few seconds
 		// here keep that order visible.

@@ -2,6 +2,7 @@ package site
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -78,6 +79,25 @@ func captureHub(cfg map[string]string, prior *mocks.Mocks) (*HubBootstrap, error
 		sort.Strings(b.AWS[k])
 	}
 	return b, nil
+}
+
+// CaptureAccount runs the program as `pulumi up` of the spoke-account
+// stack file stack does with credentials of account id, under the mocks,
+// config edited by edit (if set) first, and returns what it made.
+func CaptureAccount(stack, id string, edit func(map[string]string)) (*mocks.Mocks, error) {
+	cfg, err := StackConfig(stack)
+	if err != nil {
+		return nil, err
+	}
+	if edit != nil {
+		edit(cfg)
+	}
+	m := mocks.New()
+	m.Account, m.CallerARN = id, "arn:aws:iam::"+id+":role/platform-deployer"
+	if err := m.Run(cfg, hub.Program(m)); err != nil {
+		return nil, fmt.Errorf("spoke account %s (%s): %w", id, filepath.Base(stack), err)
+	}
+	return m, nil
 }
 
 // typeToken splits kubernetes:<group>/<version>:<Kind>.

@@ -103,8 +103,10 @@ func InventorySize(o *unstructured.Unstructured) int {
 }
 
 // LedgerLine names an account resource in the suite's messages: its kind,
-// its ID and the managed resource that made it.
-func LedgerLine(r aws.Resource) string { return r.Kind + " " + r.ID + " (" + r.Owner + ")" }
+// its ID, the managed resource that made it and its account.
+func LedgerLine(r aws.Resource) string {
+	return r.Kind + " " + r.ID + " (" + r.Owner + ") in " + r.Account
+}
 
 // KustomizationStates lists every Kustomization on the hub by
 // namespace/name, and one sorted line each with its Ready condition and

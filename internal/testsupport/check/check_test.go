@@ -63,7 +63,7 @@ func TestReads(t *testing.T) {
 	if !IsTrue("True", "") || IsTrue("False", "") || IsTrue("", "") {
 		t.Error("IsTrue accepts only the status True")
 	}
-	if got, want := LedgerLine(aws.Resource{Kind: "VPC", ID: "vpc-1", Owner: "apps-staging-vpc"}), "VPC vpc-1 (apps-staging-vpc)"; got != want {
+	if got, want := LedgerLine(aws.Resource{Kind: "VPC", ID: "vpc-1", Owner: "apps-staging-vpc", Account: "222233334444"}), "VPC vpc-1 (apps-staging-vpc) in 222233334444"; got != want {
 		t.Errorf("LedgerLine = %q, want %q", got, want)
 	}
 }
