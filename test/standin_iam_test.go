@@ -273,8 +273,9 @@ func withoutAction(t *testing.T, d policydoc.Document, action string) policydoc.
 }
 
 // standInCluster is a fake API server holding the composed managed
-// resources, a CRD for each of their kinds, and the ServiceAccount
-// Crossplane makes for a provider revision, annotated with the role the
+// resources, a CRD for each of their kinds, the hub's default
+// ProviderConfig as the tree has it, and the ServiceAccount Crossplane
+// makes for a provider revision, annotated with the role the
 // DeploymentRuntimeConfig gives the providers.
 func standInCluster(t *testing.T, objs map[string]compose.Object, roleARN string) (client.Client, map[string]*unstructured.Unstructured) {
 	t.Helper()
@@ -323,7 +324,15 @@ func standInCluster(t *testing.T, objs map[string]compose.Object, roleARN string
 	for _, m := range mrs {
 		all, status = append(all, m), append(status, m)
 	}
-	all = append(all, sa)
+	b, err := os.ReadFile("../manifests/gitops-system/infrastructure/crossplane-config/provider-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &pc.Object); err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, sa, pc)
 	return fake.NewClientBuilder().WithScheme(s).WithObjects(all...).WithStatusSubresource(status...).Build(), mrs
 }
 

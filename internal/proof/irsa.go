@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
 
@@ -225,10 +226,13 @@ func trustAudiences(role *unstructured.Unstructured) []string {
 }
 
 // checkRoleGuardrails: every IAM role a claim composes is one the hub's
-// Crossplane policy lets it create: named ${SPOKE_ROLE_PREFIX}…, at most 64
-// characters, with the permissions boundary ${SPOKE_PERMISSIONS_BOUNDARY_ARN};
-// an IRSA role's trust also pins the audience to sts.amazonaws.com.
-func (r *run) checkRoleGuardrails(file string, o *unstructured.Unstructured) {
+// Crossplane policy (or, for a spoke in a spoke account, that account's
+// role's policy) lets it create: named ${SPOKE_ROLE_PREFIX}…, at most 64
+// characters, with the permissions boundary ${SPOKE_PERMISSIONS_BOUNDARY_ARN}
+// (the spoke account's own boundary, hubiam.Env.InAccount, for a claim with
+// spec.account); an IRSA role's trust also pins the audience to
+// sts.amazonaws.com.
+func (r *run) checkRoleGuardrails(file string, claim, o *unstructured.Unstructured) {
 	name := o.GetAnnotations()["crossplane.io/external-name"]
 	if name == "" {
 		name = o.GetName()
@@ -240,7 +244,12 @@ func (r *run) checkRoleGuardrails(file string, o *unstructured.Unstructured) {
 	if len(name) > 64 {
 		r.add(CheckIRSA, file, obj, "IAM role name %q is %d characters; IAM allows 64", name, len(name))
 	}
-	if b, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "permissionsBoundary"); b != r.info.SpokeBoundaryARN {
+	if account := claimAccount(claim); account != "" && account != r.info.AccountID {
+		want := hubiam.Env{HubName: r.info.HubName, AccountID: r.info.AccountID, Partition: r.info.Partition}.InAccount(account).BoundaryARN()
+		if b, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "permissionsBoundary"); b != want {
+			r.add(CheckIRSA, file, obj, "permissionsBoundary = %q, want spoke account %s's boundary %q: its account role may only create roles with it", b, account, want)
+		}
+	} else if b, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "permissionsBoundary"); b != r.info.SpokeBoundaryARN {
 		r.add(CheckIRSA, file, obj, "permissionsBoundary = %q, want ${SPOKE_PERMISSIONS_BOUNDARY_ARN} (%q): the hub's Crossplane may only create roles with it", b, r.info.SpokeBoundaryARN)
 	}
 	if subs, _ := TrustSubjects(o); len(subs) > 0 {
@@ -249,6 +258,12 @@ func (r *run) checkRoleGuardrails(file string, o *unstructured.Unstructured) {
 			r.add(CheckIRSA, file, obj, "IRSA trust policy audience = %q, want exactly sts.amazonaws.com", auds)
 		}
 	}
+}
+
+// claimAccount is the claim's spec.account ("" for the hub's account).
+func claimAccount(claim *unstructured.Unstructured) string {
+	a, _, _ := unstructured.NestedString(claim.Object, "spec", "account")
+	return a
 }
 
 func actionIncludes(a any, want string) bool {
@@ -289,7 +304,7 @@ func (r *run) checkIRSA() {
 			if o.GroupVersionKind().Group != "iam.aws.upbound.io" || o.GetKind() != "Role" {
 				continue
 			}
-			r.checkRoleGuardrails(file, o)
+			r.checkRoleGuardrails(file, rc.claim, o)
 			subs, err := TrustSubjects(o)
 			if err != nil {
 				r.add(CheckIRSA, file, objectName(o, kbuild.Hub), "%v", err)

@@ -850,7 +850,11 @@ func (r *run) checkSpokeAccess(s sink, file string, claim *unstructured.Unstruct
 				s.add(CheckRender, file, objectName(o, kbuild.Hub), "EKS cluster name %q, want <hub>-<spoke> %q", name, want)
 			}
 			region, _, _ := unstructured.NestedString(o.Object, "spec", "forProvider", "region")
-			arns = append(arns, fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", r.info.Partition, region, r.info.AccountID, name))
+			account := r.info.AccountID
+			if a := claimAccount(claim); a != "" {
+				account = a
+			}
+			arns = append(arns, fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", r.info.Partition, region, account, name))
 		case o.GetKind() == "ConfigMap" && o.GroupVersionKind().Group == "":
 			cms[o.GetNamespace()+"/"+o.GetName()] = o
 		}

@@ -139,9 +139,10 @@ func fleetHubTree(work string) error {
 // commit, and waits until each shows why its account cannot be reached:
 // every managed resource of the prepared ones failing to connect with
 // STS's refusal of the account role, the unlisted one refused by the
-// function on the claim with nothing composed. Nothing of any is made in
-// any account. Then the claims are removed, and every composed resource
-// goes at once: none was ever given the provider's finalizer.
+// function on the claim (SpecAccepted=False) with nothing composed.
+// Nothing of any is made in any account. Then the claims are removed, and
+// every object they composed goes (none holds the provider's finalizer,
+// which would need the account to delete from).
 func unreachableAccounts(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	for _, u := range unreachable {
@@ -201,7 +202,7 @@ func unreachableAccounts(t *testing.T, h *site.Hub) {
 		for _, r := range allResources(h) {
 			for _, u := range unreachable {
 				if strings.HasPrefix(r.Owner, u.claim+"-") {
-					out = append(out, r.Account+": "+r.Kind+" "+r.ID+" ("+r.Owner+")")
+					out = append(out, check.LedgerLine(r))
 				}
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 )
@@ -66,8 +67,10 @@ func (f fleetCLI) must(t *testing.T, ctx context.Context, args ...string) string
 // built from this repository, in a checkout of it: bad flags and a tree
 // that fails validation are refused before anything is made; `up`, run as
 // the README runs it (`go run ./scripts/fleet sandbox up`), brings
-// the hub up and returns once it is synced; a second `up` is refused;
-// `cluster add` + `sandbox push` bring a spoke to its own Flux Ready;
+// the hub up and returns once it is synced, the payments team's account
+// prepared from the checkout's spoke-account stack; a second `up` is
+// refused; `cluster add --account` + `sandbox push` bring a spoke in that
+// account to its own Flux Ready, everything of it made there;
 // `fleet status` shows it Ready from the hub's conditions; `cluster
 // remove` + `push` tear it down to nothing in the stand-in account; `down`
 // leaves no process, network namespace, bridge or directory behind.
@@ -227,7 +230,12 @@ func TestSandbox(t *testing.T) {
 		t.Errorf("a second up: exit %d, want it refused as already running:\n%s", code, out)
 	}
 
-	f.must(t, ctx, "cluster", "add", sandboxSpoke, "--team", "payments", "--region", "eu-west-1",
+	// The spoke goes to the payments team's own account, which up
+	// prepared from the checkout's Pulumi.acct-payments.yaml.
+	if !strings.Contains(string(out), "spoke account "+clusterinfo.ExampleSpokeAccount+": prepared as Pulumi.acct-payments.yaml makes it") {
+		t.Errorf("up did not say it prepared the payments account:\n%s", out)
+	}
+	f.must(t, ctx, "cluster", "add", sandboxSpoke, "--team", "payments", "--region", "eu-west-1", "--account", clusterinfo.ExampleSpokeAccount,
 		"--cert", filepath.Join(f.dir, "sealing.crt"), "--known-hosts", filepath.Join(f.dir, "known_hosts"))
 	pushed := time.Now()
 	t.Log(f.must(t, ctx, "sandbox", "push"))
@@ -244,6 +252,20 @@ func TestSandbox(t *testing.T) {
 		return strings.Contains(st, sandboxSpoke+": its own Flux: ") && !strings.Contains(st, "not Ready")
 	})
 	t.Logf("push to the spoke's own Flux Ready: %s\n%s", time.Since(pushed).Round(time.Second), status)
+	// Everything of the spoke is in its account, nothing in the hub's.
+	inAccount := regexp.MustCompile(`\(account ` + clusterinfo.ExampleSpokeAccount + `\)$`)
+	n := 0
+	for _, l := range strings.Split(status, "\n") {
+		if strings.HasPrefix(l, "  ") && strings.Contains(l, ".aws.upbound.io/") {
+			n++
+			if !inAccount.MatchString(strings.TrimSpace(l)) {
+				t.Errorf("sandbox status lists a resource outside the spoke's account %s: %s", clusterinfo.ExampleSpokeAccount, strings.TrimSpace(l))
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("sandbox status lists no resource of the spoke:\n%s", status)
+	}
 	// The hub sees it too: `fleet status` from the claim's and the
 	// bootstrap's conditions, all Ready (exit 0).
 	var hub string

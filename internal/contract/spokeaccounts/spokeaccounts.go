@@ -5,6 +5,8 @@
 // BoundaryPolicyName).
 package spokeaccounts
 
+import "strings"
+
 // Account is one spoke account as the fleet policy lists it: exactly the
 // spoke-account stack's output fleetPolicyAccount.
 type Account struct {
@@ -20,4 +22,13 @@ type Account struct {
 // spoke account: the hub Crossplane's IRSA credentials, then the account's
 // role (assumeRoleChain, with the external ID). The function points every
 // AWS managed resource of a spoke in that account at it.
-func ProviderConfigName(id string) string { return "account-" + id }
+func ProviderConfigName(id string) string { return providerConfigPrefix + id }
+
+const providerConfigPrefix = "account-"
+
+// ProviderConfigAccount is the spoke account whose ProviderConfig name is
+// (ProviderConfigName's inverse); false for any other name.
+func ProviderConfigAccount(name string) (string, bool) {
+	id, ok := strings.CutPrefix(name, providerConfigPrefix)
+	return id, ok && id != ""
+}

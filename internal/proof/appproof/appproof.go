@@ -195,7 +195,14 @@ func CheckBuilt(ctx context.Context, built []kbuild.Built, vars map[string]map[s
 			}
 			id := cluster + ": " + claim.GetNamespace() + "/" + claim.GetName()
 			r.Claims = append(r.Claims, id)
-			res, err := CheckClaim(ctx, claim, objs, vars[cluster], info, validate)
+			// The spoke's own Crossplane makes the app's resources in
+			// the spoke's account (spoke-info's, the hub's unless the
+			// spoke is in a spoke account).
+			in := info
+			if a := vars[cluster][spokeinfo.AccountID]; a != "" {
+				in.AccountID = a
+			}
+			res, err := CheckClaim(ctx, claim, objs, vars[cluster], in, validate)
 			if err != nil {
 				r.Errors = append(r.Errors, fmt.Errorf("%s: %w", cluster, err))
 				continue

@@ -54,6 +54,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/awsgroups"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/sealingkey"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/apivalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/kbuild"
 )
@@ -644,6 +645,13 @@ func fakeStatus(u *unstructured.Unstructured, info clusterinfo.Values[string]) {
 	partition := info.Partition
 	if partition == "" {
 		partition = "aws"
+	}
+	// AWS names a resource in the account its ProviderConfig reached: a
+	// spoke account's, or the hub's.
+	if pc, _, _ := unstructured.NestedString(u.Object, "spec", "providerConfigRef", "name"); pc != "" {
+		if id, ok := spokeaccounts.ProviderConfigAccount(pc); ok {
+			info.AccountID = id
+		}
 	}
 	if svc, _, ok := awsgroups.Service(gvk.Group); ok {
 		at["id"] = ext
