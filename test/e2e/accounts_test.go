@@ -18,28 +18,48 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/contract/spokeaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/accounts"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
+	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
+	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
 )
 
-// paymentsStack is the example spoke-account stack: the payments team's
-// account, clusterinfo.ExampleSpokeAccount, which the tree's fleet policy
-// and Pulumi.mgmt.yaml list.
-const paymentsStack = "Pulumi.acct-payments.yaml"
-
-// exampleExternalID is the external ID of the example account's entry in
-// the tree's fleet policy (and of paymentsStack).
-const exampleExternalID = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+// exampleAccount is the tree's example spoke account
+// (clusterinfo.ExampleSpokeAccount) as its fleet policy lists it, and the
+// checkout's spoke-account stack that prepares it (as site.PreparedAccounts
+// matches them: the entry's role and external ID are the stack's).
+func exampleAccount(t testing.TB) (spokeaccounts.Account, site.SpokeAccount) {
+	t.Helper()
+	root := plant.RepoRoot(t)
+	b, err := os.ReadFile(filepath.Join(root, "manifests", filepath.FromSlash(policy.RelPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse(b, policy.RelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(pol.Accounts, func(a spokeaccounts.Account) bool { return a.ID == clusterinfo.ExampleSpokeAccount })
+	prepared, missing, err := site.PreparedAccounts(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := slices.IndexFunc(prepared, func(a site.SpokeAccount) bool { return a.ID == clusterinfo.ExampleSpokeAccount })
+	if i < 0 || j < 0 {
+		t.Fatalf("the checkout prepares no example account %s (fleet policy %s, Pulumi.*.yaml): %v", clusterinfo.ExampleSpokeAccount, policy.RelPath, missing)
+	}
+	return pol.Accounts[i], prepared[j]
+}
 
 // unreachable are accounts TestHubAddsAndDestroysSpokes' hub cannot make a
 // spoke in, each planted one way, with what a claim naming it must show.
 var unreachable = []struct {
 	name, claim, account, cidr string
-	// stack edits the config of the account's spoke-account stack
-	// (paymentsStack run in that account); nil: the account was never
+	// stack edits the config of the example account's spoke-account
+	// stack (exampleAccount) run in that account; nil: the account was never
 	// prepared nor listed anywhere.
 	stack func(cfg map[string]string)
 	// want is what the claim's managed resources must say (their last
@@ -72,11 +92,12 @@ func plantedDenial(msg string) bool {
 
 // fleetHubAccounts are the stand-in accounts of TestHubAddsAndDestroysSpokes'
 // hub: the payments account, and those of unreachable that were prepared.
-func fleetHubAccounts() []site.SpokeAccount {
-	out := []site.SpokeAccount{{ID: clusterinfo.ExampleSpokeAccount, Stack: paymentsStack}}
+func fleetHubAccounts(t testing.TB) []site.SpokeAccount {
+	_, example := exampleAccount(t)
+	out := []site.SpokeAccount{example}
 	for _, u := range unreachable {
 		if u.stack != nil {
-			out = append(out, site.SpokeAccount{ID: u.account, Stack: paymentsStack, Config: u.stack})
+			out = append(out, site.SpokeAccount{ID: u.account, Stack: example.Stack, Config: u.stack})
 		}
 	}
 	return out
@@ -84,13 +105,15 @@ func fleetHubAccounts() []site.SpokeAccount {
 
 // withFleetHubAccounts lists the prepared accounts in the hub stack's
 // eks-fleet:spokeAccounts (a HubOptions.Config).
-func withFleetHubAccounts(cfg map[string]string) {
-	var ids []string
-	for _, a := range fleetHubAccounts() {
-		ids = append(ids, a.ID)
+func withFleetHubAccounts(prepared []site.SpokeAccount) func(cfg map[string]string) {
+	return func(cfg map[string]string) {
+		var ids []string
+		for _, a := range prepared {
+			ids = append(ids, a.ID)
+		}
+		b, _ := json.Marshal(ids)
+		cfg["eks-fleet:spokeAccounts"] = string(b)
 	}
-	b, _ := json.Marshal(ids)
-	cfg["eks-fleet:spokeAccounts"] = string(b)
 }
 
 // fleetHubTree is the fleet hub's tree: the example claim out of the
@@ -98,8 +121,12 @@ func withFleetHubAccounts(cfg map[string]string) {
 // cluster add --account` writes it), for the scenario that merges it; and
 // each prepared account of unreachable listed as `fleet account add` lists
 // it (the fleet policy's entry, the hub's ProviderConfig), with the
-// example account's external ID.
-func fleetHubTree(work string) error {
+// example account's external ID (example, the policy's entry).
+func fleetHubTree(example spokeaccounts.Account) func(work string) error {
+	return func(work string) error { return editFleetHubTree(work, example) }
+}
+
+func editFleetHubTree(work string, example spokeaccounts.Account) error {
 	if err := withoutExampleClaim(work); err != nil {
 		return err
 	}
@@ -124,7 +151,7 @@ func fleetHubTree(work string) error {
 			continue
 		}
 		c, err := accounts.Add(tree, spokeaccounts.Account{ID: u.account, RoleARN: "arn:aws:iam::" + u.account + ":role/" + hubiam.AccountRoleName("mgmt"),
-			ExternalID: exampleExternalID})
+			ExternalID: example.ExternalID})
 		if err != nil {
 			return err
 		}

@@ -31,8 +31,10 @@ func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	start := time.Now()
 	// The first `pulumi up` is killed while it waits for the FluxInstance;
 	// after `pulumi cancel` the next one must bring the hub up.
+	example, _ := exampleAccount(t)
+	accounts := fleetHubAccounts(t)
 	h := startHubWith(t, site.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), KillFirstUp: true,
-		Edit: fleetHubTree, Config: withFleetHubAccounts, SpokeAccounts: fleetHubAccounts(),
+		Edit: fleetHubTree(example), Config: withFleetHubAccounts(accounts), SpokeAccounts: accounts,
 		EKS: []site.EKSOptions{{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20"), Account: clusterinfo.ExampleSpokeAccount}}})
 	t.Logf("pulumi up killed %s into the FluxInstance's create: %v", site.KillAfter, h.KilledUp.Steps)
 	t.Logf("pulumi up after pulumi cancel: %v", h.FirstUp.Steps)

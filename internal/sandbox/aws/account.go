@@ -462,7 +462,7 @@ func (p *Provider) delete(ctx context.Context, s *session, kind, tf string, mg *
 					return p.writeStatus(ctx, before, u)
 				}
 			}
-			if err := p.authorizeCalls(ctx, s, providerCalls[tf].delete, tf, r, r.Attrs, false, nil); err != nil {
+			if err := p.authorizeCalls(s, providerCalls[tf].delete, tf, r, r.Attrs, false, nil); err != nil {
 				mg.SetConditions(xpv2.Deleting(), xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileDelete, err)))
 				return p.writeStatus(ctx, before, u)
 			}
@@ -497,7 +497,7 @@ func (p *Provider) deleteSideEffects(ctx context.Context, s *session, r *Resourc
 		}
 		switch o.Type {
 		case "aws_route_table_association":
-			if err := p.authorizeCalls(ctx, s, providerCalls[o.Type].delete, o.Type, &o, o.Attrs, false, nil); err != nil {
+			if err := p.authorizeCalls(s, providerCalls[o.Type].delete, o.Type, &o, o.Attrs, false, nil); err != nil {
 				return fmt.Errorf("deleting Route Table (%s): %w", r.ID, err)
 			}
 			gone = append(gone, o)

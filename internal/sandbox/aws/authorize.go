@@ -628,7 +628,7 @@ func (p *Provider) serviceKey(in *session, key string, c call, tf string, r *Res
 
 // authorizeCalls authorizes the calls of op on r; nil when the provider
 // runs without an Authorizer.
-func (p *Provider) authorizeCalls(_ context.Context, s *session, calls []call, tf string, r *Resource, args map[string]any, created bool, newTags map[string]string) error {
+func (p *Provider) authorizeCalls(s *session, calls []call, tf string, r *Resource, args map[string]any, created bool, newTags map[string]string) error {
 	if p.IAM == nil || len(calls) == 0 {
 		return nil
 	}

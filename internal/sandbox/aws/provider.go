@@ -503,7 +503,7 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			return p.writeStatus(ctx, before, u)
 		}
 		r = p.newResource(s, kindKey, tf, u.GetName(), name, args)
-		if err := p.authorizeCalls(ctx, s, providerCalls[tf].create, tf, r, args, true, nil); err != nil {
+		if err := p.authorizeCalls(s, providerCalls[tf].create, tf, r, args, true, nil); err != nil {
 			mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileCreate, err)))
 			return p.writeStatus(ctx, before, u)
 		}
@@ -520,7 +520,7 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 			restoreStatus(u, status)
 			before = u.DeepCopy()
 		}
-	} else if err := p.authorizeCalls(ctx, s, providerCalls[tf].observe, tf, r, r.Attrs, false, nil); err != nil {
+	} else if err := p.authorizeCalls(s, providerCalls[tf].observe, tf, r, r.Attrs, false, nil); err != nil {
 		mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileObserve, err)))
 		return p.writeStatus(ctx, before, u)
 	} else if diff := changed(r.Attrs, args); len(diff) > 0 {
@@ -547,7 +547,7 @@ func (p *Provider) reconcile(ctx context.Context, k kindInfo, u *unstructured.Un
 				err = fmt.Errorf("stand-in: no AWS call of %s is modelled for a change of %v", tf, unmodelled)
 				p.note("%s %s: %v", kindKey, u.GetName(), err)
 			} else {
-				err = p.authorizeCalls(ctx, s, calls, tf, r, args, false, tagsOf(args))
+				err = p.authorizeCalls(s, calls, tf, r, args, false, tagsOf(args))
 			}
 			if err != nil {
 				mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("%s: %w", errReconcileUpdate, err)))

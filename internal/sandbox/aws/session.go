@@ -32,7 +32,13 @@ const (
 	// assumeRoleChain: the chain's credentials are retrieved through the
 	// IRSA credential cache (internal/clients/creds_cache.go:127-134,
 	// "cannot retrieve the AWS credentials"; aws.go:111-125, "cache
-	// manager failure"), and aws-sdk-go-v2 names the STS operation.
+	// manager failure"); the rest is the SDK's wrap of STS's refusal as
+	// the provider's go.mod pins it: smithy-go v1.27.3 errors.go:60
+	// ("operation error %s: %s, %v") around aws-sdk-go-v2 v1.42.1's
+	// aws/transport/http/response_error.go ("https response error
+	// StatusCode: %d, ..."). The refusal's own text after it
+	// ("api error AccessDenied: User: ... is not authorized to perform:
+	// sts:AssumeRole on resource: ...") is STS's.
 	errAssumeRole = "cache manager failure: cannot retrieve the AWS credentials: operation error STS: AssumeRole, https response error StatusCode: 403"
 )
 

@@ -121,8 +121,8 @@ type Hub struct {
 	// Accounts are every account the stand-in holds by ID, the hub's
 	// (Account) among them.
 	Accounts map[string]*aws.Ledger
-	// AccountStacks are what each spoke account's stack made, by ID.
-	AccountStacks map[string]*mocks.Mocks
+	// accountStacks are what each spoke account's stack made, by ID.
+	accountStacks map[string]*mocks.Mocks
 	// Endpoints are the AWS APIs the hub's controllers call directly.
 	Endpoints *aws.Endpoints
 	// EKS are the spokes' EKS clusters the suite plays, by spoke name:
@@ -399,7 +399,7 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string, opts HubOptio
 	}
 	h.Account = aws.NewLedger()
 	h.Accounts = map[string]*aws.Ledger{mocks.AccountID: h.Account}
-	h.AccountStacks = map[string]*mocks.Mocks{}
+	h.accountStacks = map[string]*mocks.Mocks{}
 	for _, a := range opts.SpokeAccounts {
 		if _, dup := h.Accounts[a.ID]; dup {
 			return fmt.Errorf("spoke account %s: listed twice, or the hub's", a.ID)
@@ -408,7 +408,7 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string, opts HubOptio
 		if err != nil {
 			return err
 		}
-		h.Accounts[a.ID], h.AccountStacks[a.ID] = aws.NewLedger(), m
+		h.Accounts[a.ID], h.accountStacks[a.ID] = aws.NewLedger(), m
 	}
 	// Roles Crossplane created (a spoke's IRSA roles) exist in the
 	// account it made them in.
@@ -452,7 +452,7 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string, opts HubOptio
 	// A spoke account's role is assumed across accounts: STS decides by
 	// its trust policy as well as the caller's policies.
 	trusts := map[string]policydoc.Document{}
-	for id, m := range h.AccountStacks {
+	for id, m := range h.accountStacks {
 		p, r, err := programIAM(m.Resources())
 		if err != nil {
 			return fmt.Errorf("spoke account %s: %w", id, err)

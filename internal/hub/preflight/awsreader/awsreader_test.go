@@ -1,6 +1,7 @@
 package awsreader
 
 import (
+	stdcmp "cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -285,15 +286,8 @@ func TestReadRefusesAnotherAccount(t *testing.T) {
 
 func sortByName(ts []preflight.LaunchTemplate) {
 	slices.SortFunc(ts, func(a, b preflight.LaunchTemplate) int {
-		return cmpAnd(strings.Compare(a.Region, b.Region), strings.Compare(a.Name, b.Name))
+		return stdcmp.Or(strings.Compare(a.Region, b.Region), strings.Compare(a.Name, b.Name))
 	})
-}
-
-func cmpAnd(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // enabledRegionsOnly makes moto's DescribeRegions answer as AWS's does
