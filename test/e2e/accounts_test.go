@@ -9,9 +9,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
@@ -20,6 +23,7 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
@@ -280,4 +284,110 @@ func unreachableAccounts(t *testing.T, h *site.Hub) {
 	if m := made(); len(m) > 0 {
 		t.Errorf("removing the claims left resources:\n%s", strings.Join(m, "\n"))
 	}
+}
+
+// scratchApp is an AppInfrastructure of the example app that
+// appInfraLeavesItsAccount adds to the payments spoke and removes again.
+const scratchApp = "payment-scratch"
+
+// appInfraLeavesItsAccount: on the spoke in the payments account, an
+// AppInfrastructure added in Git is composed by the spoke's own Crossplane
+// in that account, and once removed from Git (the spoke's Flux prunes it)
+// each of its resources is deleted there, every call authorized as AWS
+// would for the spoke's Crossplane role in that account (the suite fails
+// on any refusal), and nothing of it is left in any account. The example
+// app's own claim stays: the break-glass teardown after this needs it.
+func appInfraLeavesItsAccount(t *testing.T, h *site.Hub) {
+	ctx := context.Background()
+	eks := playedSpoke(t, h)
+	dir := filepath.Join(h.Repo.Work, filepath.FromSlash(filepath.Dir(appOverlay)))
+	staging, err := os.ReadFile(filepath.Join(dir, "appinfrastructure.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(staging, &u.Object); err != nil || u.GetName() != exampleApp {
+		t.Fatalf("the app's staging claim is not %s's: %v %v", exampleApp, err, u.Object)
+	}
+	u.SetName(scratchApp)
+	scratch, err := yaml.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "appinfrastructure-scratch.yaml"
+	if err := os.WriteFile(filepath.Join(dir, file), scratch, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Edit(appOverlay, "  - appinfrastructure.yaml\n", "  - appinfrastructure.yaml\n  - "+file+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Commit(exampleApp + ": a scratch table and queue"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	check.RequestFluxReconcile(t, eks.Cluster, check.FluxObject{GVR: check.GitRepositories, Name: "flux-system"})
+	mine := func() []aws.Resource {
+		var out []aws.Resource
+		for _, r := range allResources(h) {
+			if strings.HasPrefix(r.Owner, scratchApp+"-") {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	var ready, reason, msg string
+	err = kube.Poll(ctx, composeBound, func() (bool, error) {
+		claim, err := eks.Cluster.Dynamic.Resource(check.AppInfrastructures).Namespace(exampleAppNS).Get(ctx, scratchApp, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready, reason, msg = check.Condition(claim, "Ready")
+		return ready == "True", nil
+	})
+	if err != nil {
+		t.Fatalf("%s/%s is not Ready: Ready=%s %s: %s: %v\nthe spoke:\n%s", exampleAppNS, scratchApp, ready, reason, msg, err, fluxState(ctx, eks.Cluster))
+	}
+	made := mine()
+	kinds := map[string]int{}
+	for _, r := range made {
+		kinds[r.Kind]++
+		if r.Account != clusterinfo.ExampleSpokeAccount {
+			t.Errorf("%s is in account %s, not the spoke's %s", check.LedgerLine(r), r.Account, clusterinfo.ExampleSpokeAccount)
+		}
+	}
+	if kinds[tableKind] != 1 || kinds["sqs.aws.upbound.io/Queue"] == 0 || kinds["iam.aws.upbound.io/Role"] != 1 {
+		t.Fatalf("%s made %v in the accounts, want a table, its queues and a role", scratchApp, kinds)
+	}
+	t.Logf("%s Ready, %d resources in account %s, %s after the commit", scratchApp, len(made), clusterinfo.ExampleSpokeAccount, time.Since(start).Truncate(time.Second))
+
+	if err := os.Remove(filepath.Join(dir, file)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Edit(appOverlay, "  - "+file+"\n", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Repo.Commit(exampleApp + ": the scratch table and queue removed"); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	check.RequestFluxReconcile(t, eks.Cluster, check.FluxObject{GVR: check.GitRepositories, Name: "flux-system"})
+	err = kube.Poll(ctx, composeBound, func() (bool, error) { return len(mine()) == 0, nil })
+	if err != nil {
+		var left []string
+		for _, r := range mine() {
+			left = append(left, check.LedgerLine(r))
+		}
+		t.Fatalf("%s removed from Git, its resources are still in the accounts: %v\n%s\nthe spoke:\n%s", scratchApp, err, strings.Join(left, "\n"), fluxState(ctx, eks.Cluster))
+	}
+	acct := h.Accounts[clusterinfo.ExampleSpokeAccount]
+	deleted := map[string]bool{}
+	for _, d := range acct.Deletions() {
+		deleted[d.Kind+"/"+d.ID] = true
+	}
+	for _, r := range made {
+		if !deleted[r.Kind+"/"+r.ID] {
+			t.Errorf("%s left account %s without a delete there", check.LedgerLine(r), clusterinfo.ExampleSpokeAccount)
+		}
+	}
+	t.Logf("%s's %d resources deleted from account %s, %s after the commit", scratchApp, len(made), clusterinfo.ExampleSpokeAccount, time.Since(start).Truncate(time.Second))
 }

@@ -194,8 +194,8 @@ func claimComposedOf(ctx context.Context, h *site.Hub, name string, timeout time
 // resource a Usage holds, the observed cluster losing its issuer deletes
 // nothing, AWS errors on a node group update are retried and, when they
 // persist, shown on the claim, a Kubernetes upgrade runs in EKS's order, a
-// change of the node group's instance types is refused visibly on the
-// claim, and a second spoke's lead time is measured; last, the hub's
+// change of the node group's instance types replaces the group
+// blue/green, and a second spoke's lead time is measured; last, the hub's
 // bootstrap reaches the example spoke's cluster (spokeBootstrap) and the
 // spoke keeps syncing Git while the hub's API server is stopped (hubDown),
 // and the claim's deletion leaves nothing of the spoke in the account
@@ -250,32 +250,64 @@ func natPerAZ(t *testing.T, h *site.Hub) {
 	t.Logf("commit to every private subnet rerouted: %s", time.Since(start))
 }
 
-// instanceTypesRefused commits another instance type, which AWS cannot
-// change on a node group (ForceNew): the provider's refusal must reach the
-// claim, and the node group stays as it was.
-func instanceTypesRefused(t *testing.T, h *site.Hub) {
+// instanceTypesReplaced commits another instance type, which EKS cannot
+// change on a node group (ForceNew: upjet refuses the update, and with it
+// every other change of the group): the function replaces the group
+// blue/green. A second group (compose.NodeGroupSlots) is created with the
+// new types, and the old one is deleted only once the new one is ACTIVE.
+// The claim ends
+// NodeGroupAsSpecified=True and ResourcesSynced=True, with the scaling
+// and Kubernetes version the scenarios before left.
+func instanceTypesReplaced(t *testing.T, h *site.Hub) {
 	ctx := context.Background()
 	start := time.Now()
+	before := h.Account.Find("NodeGroup", nil)
+	if len(before) != 1 || fmt.Sprint(before[0].Attrs["instanceTypes"]) != "[m6i.large]" {
+		t.Fatalf("want one m6i.large node group before the change, have %d: %v", len(before), before)
+	}
+	old := before[0]
 	commit(t, h, "      - m6i.large\n    min:", "      - m7i.large\n    min:", "apps-staging: m7i nodes")
-	var last string
+	var last, replacing string
 	err := kube.Poll(ctx, replaceBound, func() (bool, error) {
 		claim, err := h.Cluster.Dynamic.Resource(check.Claims).Namespace(claimNS).Get(ctx, claimName, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		st, reason, msg := check.Condition(claim, compose.ResourcesSyncedCondition)
-		last = fmt.Sprintf("%s=%s %s: %s", compose.ResourcesSyncedCondition, st, reason, msg)
-		return st == "False" && strings.Contains(msg, `node-group (NodeGroup apps-staging-nodes)`) &&
-			strings.Contains(msg, `cannot change the value of the argument "instance_types.0" from "m6i.large" to "m7i.large"`), nil
+		st, reason, msg := check.Condition(claim, compose.NodeGroupCondition)
+		if reason == "Replacing" && replacing == "" {
+			replacing = msg
+		}
+		synced, _, syncedMsg := check.Condition(claim, compose.ResourcesSyncedCondition)
+		groups := h.Account.Find("NodeGroup", nil)
+		last = fmt.Sprintf("%s=%s %s: %s; %s=%s %s; node groups %d", compose.NodeGroupCondition, st, reason, msg,
+			compose.ResourcesSyncedCondition, synced, syncedMsg, len(groups))
+		return st == "True" && synced == "True" && len(groups) == 1 && groups[0].ID != old.ID, nil
 	})
 	if err != nil {
-		t.Fatalf("the refused instance types change is not on the claim: %v (last: %s)", err, last)
+		t.Fatalf("the node group was not replaced: %v (last: %s)\n%s", err, last, strings.Join(h.Account.Log(), "\n"))
 	}
-	t.Logf("commit to refusal on the claim: %s; claim: %s", time.Since(start), last)
-	for _, ng := range h.Account.Find("NodeGroup", nil) {
-		if fmt.Sprint(ng.Attrs["instanceTypes"]) != "[m6i.large]" {
-			t.Errorf("node group %s changed in place to %v", ng.ID, ng.Attrs["instanceTypes"])
+	t.Logf("commit to the node group replaced: %s; while replacing the claim said: %q", time.Since(start).Round(time.Second), replacing)
+	ng := h.Account.Find("NodeGroup", nil)[0]
+	if want := compose.NodeGroupSlots[1].Name; ng.Name != want {
+		t.Errorf("the new node group is %q, want %q (the second slot)", ng.Name, want)
+	}
+	for k, want := range map[string]string{"instanceTypes": "[m7i.large]", "version": fmt.Sprint(old.Attrs["version"]),
+		"scalingConfig": fmt.Sprint(old.Attrs["scalingConfig"]), "launchTemplate": fmt.Sprint(old.Attrs["launchTemplate"])} {
+		if got := fmt.Sprint(ng.Attrs[k]); got != want {
+			t.Errorf("new node group %s = %s, want %s (as the old one had, or as the claim asks)", k, got, want)
 		}
+	}
+	var deleted time.Time
+	for _, d := range h.Account.Deletions() {
+		if d.Kind == old.Kind && d.ID == old.ID {
+			deleted = d.At
+		}
+	}
+	switch {
+	case deleted.IsZero():
+		t.Errorf("the old node group %s left the ledger without a delete", old.ID)
+	case ng.ReadyAt.IsZero() || deleted.Before(ng.ReadyAt):
+		t.Errorf("the old node group was deleted at %s, before the new one was ACTIVE (%s)", deleted.Format("15:04:05.000"), ng.ReadyAt.Format("15:04:05.000"))
 	}
 }
 

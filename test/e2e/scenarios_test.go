@@ -40,7 +40,7 @@ func exampleClaimScenarios(h *site.Hub, clock *stepClock) []scenario {
 		{name: "the observed cluster losing its status deletes nothing", run: func(t *testing.T) { statusLoss(t, h) }},
 		{name: "AWS failing a call transiently, then for good", run: func(t *testing.T) { awsFaults(t, h) }, leaves: "the node group's max at 7"},
 		{name: "a Kubernetes upgrade: control plane, nodes, then add-ons", run: func(t *testing.T) { upgrade(t, h) }, leaves: "Kubernetes one minor up"},
-		{name: "instanceTypes change refused on the claim", run: func(t *testing.T) { instanceTypesRefused(t, h) }, leaves: "m7i committed, refused on the claim"},
+		{name: "an instanceTypes change replaces the node group", run: func(t *testing.T) { instanceTypesReplaced(t, h) }, leaves: "m7i nodes in the second node group slot"},
 		{name: "the hub's bootstrap reaches the spoke", run: func(t *testing.T) { spokeBootstrap(t, h, clock) }, gate: true,
 			leaves: "the deploy key resealed for this hub; the spoke runs its own Flux, its tools and the example app"},
 		{name: "a sealing-key rotation reaches every running controller", run: func(t *testing.T) { rotation(t, h) }, leaves: "a new active sealing key"},
@@ -61,6 +61,7 @@ func newSpokeScenarios(h *site.Hub) []scenario {
 		// The example spoke then runs its workloads, so that its remote
 		// steps' finalizers need it when it is unreachable.
 		{name: "the example spoke runs its workloads", run: func(t *testing.T) { spokeWorkloadsRun(t, h) }, leaves: "the app's workloads applied on the spoke"},
+		{name: "an app's AWS resources in the payments account go with its claim", run: func(t *testing.T) { appInfraLeavesItsAccount(t, h) }},
 		{name: "pulumi destroy's root Kustomization goes after every spoke, with break glass for an unreachable one", run: func(t *testing.T) {
 			h.EKS[claimName].Cluster.Proc("kube-apiserver").Stop(10 * time.Second)
 			if _, err := h.EKS[claimName].Cluster.Kube.Discovery().ServerVersion(); err == nil {

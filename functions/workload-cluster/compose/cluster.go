@@ -3,7 +3,9 @@ package compose
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
@@ -135,55 +137,74 @@ func ClusterPart(p Params, c *Composed) error {
 		return err
 	}
 	version := launchTemplateVersion(p.Observed["launch-template"])
-	_, nodesExist := p.Observed["node-group"]
-	switch {
-	case !nodesExist && !IsReady(p.Observed["cluster"]):
-		// EKS refuses CreateNodegroup until the cluster is ACTIVE, so the
-		// provider resolves the node group's cluster only then
-		// (provider-upjet-aws ExternalNameIfClusterActive,
-		// apis/cluster/eks/v1beta2/reference.go:15) and until then fails
-		// the reconcile, backing off up to a minute; composed once the
-		// cluster is Ready, the node group is created at once.
-		c.Pending = append(c.Pending, "node group waits for cluster "+eks+" to be active")
-	case version == "" && !nodesExist:
-		c.Pending = append(c.Pending, "node group waits for launch template "+launchTemplate)
-	default:
+	want := Object{
+		"region":         p.Spec.Region,
+		"version":        steps.Nodes,
+		"clusterNameRef": ref(name("eks")),
+		"nodeRoleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleNode)),
+		"subnetIdRefs":   private,
+		"amiType":        "AL2023_x86_64_STANDARD",
+		"capacityType":   "ON_DEMAND",
+		"instanceTypes":  toAny(p.Spec.Nodes.InstanceTypes),
+		"launchTemplate": Object{"name": launchTemplate},
+		"updateConfig":   Object{"maxUnavailable": 1},
+		"scalingConfig":  Object{"minSize": p.Spec.Nodes.Min, "desiredSize": p.Spec.Nodes.Desired, "maxSize": p.Spec.Nodes.Max},
+		"tags":           tags(),
+	}
+	plan := planNodeGroups(p.Observed, shapeOf(want))
+	for _, sp := range plan.Slots {
+		fp := maps.Clone(want)
 		lt := Object{"name": launchTemplate}
-		if version != "" {
+		switch {
+		case version != "":
 			lt["version"] = version
-		} else if v := observedLaunchTemplateVersion(p.Observed["node-group"]); v != "" {
-			lt["version"] = v // keep what the nodes run until the template reports
+		case !sp.New:
+			if v := observedLaunchTemplateVersion(p.Observed[sp.Slot.Key]); v != "" {
+				lt["version"] = v // keep what the nodes run until the template reports
+			}
 		}
-		fp := Object{
-			"region":         p.Spec.Region,
-			"version":        steps.Nodes,
-			"clusterNameRef": ref(name("eks")),
-			"nodeRoleArnRef": ref(spokeiam.RoleName(hub, p.Spoke, spokeiam.RoleNode)),
-			"subnetIdRefs":   private,
-			"amiType":        "AL2023_x86_64_STANDARD",
-			"capacityType":   "ON_DEMAND",
-			"instanceTypes":  toAny(p.Spec.Nodes.InstanceTypes),
-			"launchTemplate": lt,
-			"updateConfig":   Object{"maxUnavailable": 1},
-			"scalingConfig":  Object{"minSize": p.Spec.Nodes.Min, "desiredSize": p.Spec.Nodes.Desired, "maxSize": p.Spec.Nodes.Max},
-			"tags":           tags(),
+		fp["launchTemplate"] = lt
+		if k := sp.Keep; k != nil {
+			// What EKS fixed at the group's creation stays as it runs; the
+			// rest (scaling, Kubernetes version, template version) is
+			// updated in place.
+			if k.InstanceTypes != "" {
+				fp["instanceTypes"] = toAny(strings.Split(k.InstanceTypes, ","))
+			}
+			for f, v := range map[string]string{"amiType": k.AMIType, "capacityType": k.CapacityType} {
+				if v != "" {
+					fp[f] = v
+				}
+			}
+			if k.LaunchTemplate == "" {
+				// made by a release before the launch template
+				delete(fp, "launchTemplate")
+			} else {
+				lt["name"] = k.LaunchTemplate
+			}
 		}
-		if legacyNodeGroup(p.Observed["node-group"]) {
-			// Made by a release before the launch template: EKS takes a
-			// template only at CreateNodegroup (Terraform marks
-			// launch_template.0.name ForceNew, and upjet would refuse the
-			// whole update, scaling and upgrades included), so the group
-			// keeps running without one and says so.
-			delete(fp, "launchTemplate")
-			c.Notices = append(c.Notices, Notice{Type: NodeLaunchTemplateCondition, Warn: true, Reason: "NodeGroupPredatesLaunchTemplate",
-				Message: fmt.Sprintf("node group %s of %s was created without the launch template %s, and EKS cannot add one in place: its nodes' primary network interfaces carry no fleet tag, so the VPC CNI (under the spoke's permissions boundary) cannot assign pod IPs on them; replace the node group to tag them", NodeGroupName, eks, launchTemplate)})
-		} else if nodesExist {
-			c.Notices = append(c.Notices, Notice{Type: NodeLaunchTemplateCondition, Status: true, Reason: "LaunchTemplate"})
+		if sp.New {
+			switch {
+			case !IsReady(p.Observed["cluster"]):
+				// EKS refuses CreateNodegroup until the cluster is ACTIVE, so
+				// the provider resolves the node group's cluster only then
+				// (provider-upjet-aws ExternalNameIfClusterActive,
+				// apis/cluster/eks/v1beta2/reference.go:15) and until then
+				// fails the reconcile, backing off up to a minute; composed
+				// once the cluster is Ready, the node group is created at
+				// once. A replacement waits the same way.
+				c.Pending = append(c.Pending, "node group "+sp.Slot.Name+" waits for cluster "+eks+" to be active")
+				continue
+			case version == "":
+				c.Pending = append(c.Pending, "node group "+sp.Slot.Name+" waits for launch template "+launchTemplate)
+				continue
+			}
 		}
-		if err := c.add("node-group", mr(eksV2, "NodeGroup", name("nodes"), NodeGroupName, fp)); err != nil {
+		if err := c.add(sp.Slot.Key, mr(eksV2, "NodeGroup", name(sp.Slot.Part), sp.Slot.Name, fp)); err != nil {
 			return err
 		}
 	}
+	nodeGroupNotices(p, c, plan, eks, launchTemplate)
 	if err := addonsPart(p, c, steps, mr, tags); err != nil {
 		return err
 	}
@@ -234,14 +255,14 @@ func ClusterPart(p Params, c *Composed) error {
 // keeps the node role's permissions (no service-account role), which the
 // spoke's boundary fences.
 func addonsPart(p Params, c *Composed, steps kubernetesSteps, mr func(apiVersion, kind, metaName, extName string, fp Object) Object, tags func() map[string]any) error {
-	_, nodesExist := p.Observed["node-group"]
+	nodesReady := slices.ContainsFunc(liveNodeGroups(p.Observed), IsReady)
 	started := false
 	for _, a := range versions.EKSAddons() {
 		if _, ok := p.Observed["addon-"+a]; ok {
 			started = true
 		}
 	}
-	if !started && (!nodesExist || !IsReady(p.Observed["node-group"])) {
+	if !started && !nodesReady {
 		c.Pending = append(c.Pending, "EKS add-ons wait for the node group")
 		return nil
 	}
@@ -327,14 +348,6 @@ func launchTemplateVersion(o Object) string {
 // NodeLaunchTemplateCondition is the XR (and claim) condition that says
 // whether the spoke's node group runs from the fleet's launch template.
 const NodeLaunchTemplateCondition = "NodeLaunchTemplate"
-
-// legacyNodeGroup reports a node group observed without a launch template
-// in its spec: one a release before the launch template created. Without
-// an observed spec nothing is known, and the group is taken as current.
-func legacyNodeGroup(o Object) bool {
-	fp, ok := field(o, "spec", "forProvider").(map[string]any)
-	return ok && fp["launchTemplate"] == nil
-}
 
 // observedLaunchTemplateVersion is the version the observed node group runs.
 func observedLaunchTemplateVersion(o Object) string {

@@ -2,9 +2,7 @@ package compose
 
 import (
 	"encoding/json"
-	"maps"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
@@ -177,63 +175,5 @@ func TestVPCCNITagsItsInterfaces(t *testing.T) {
 	}
 	if !reflect.DeepEqual(tags, map[string]string{fence.TagCluster: cluster}) {
 		t.Errorf("ADDITIONAL_ENI_TAGS %v", tags)
-	}
-}
-
-// A node group a release before the launch template made cannot take one
-// (EKS and Terraform: launch_template.0.name is ForceNew, and upjet would
-// refuse every update of the group): it is composed as it runs, without
-// the template, and the XR says why its nodes' interfaces are untagged.
-func TestLegacyNodeGroupKeepsRunningWithoutTemplate(t *testing.T) {
-	p := testParams(t)
-	runs := converge(t, p)
-	p.Observed = observeAll(runs[len(runs)-1])
-	for _, tc := range []struct {
-		name     string
-		observed func(o Object)
-		wantLT   bool
-		wantCond Notice
-	}{
-		{"observed with the template", func(o Object) {
-			o["spec"] = Object{"forProvider": Object{"launchTemplate": Object{"name": "x", "version": "1"}}}
-		}, true, Notice{Type: NodeLaunchTemplateCondition, Status: true, Reason: "LaunchTemplate"}},
-		{"observed without a spec (nothing known)", func(o Object) { delete(o, "spec") },
-			true, Notice{Type: NodeLaunchTemplateCondition, Status: true, Reason: "LaunchTemplate"}},
-		{"made by a release before the template", func(o Object) {
-			o["spec"] = Object{"forProvider": Object{"amiType": "AL2023_x86_64_STANDARD"}}
-		}, false, Notice{Type: NodeLaunchTemplateCondition, Warn: true, Reason: "NodeGroupPredatesLaunchTemplate"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			q := p
-			q.Observed = maps.Clone(p.Observed)
-			ng := maps.Clone(q.Observed["node-group"])
-			tc.observed(ng)
-			q.Observed["node-group"] = ng
-			c, err := Compose(q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, hasLT := c.Objects["node-group"]["spec"].(Object)["forProvider"].(Object)["launchTemplate"]
-			if hasLT != tc.wantLT {
-				t.Errorf("node group composed with launchTemplate %v, want %v", hasLT, tc.wantLT)
-			}
-			var got *Notice
-			for i, n := range c.Notices {
-				if n.Type == NodeLaunchTemplateCondition {
-					got = &c.Notices[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no %s notice in %+v", NodeLaunchTemplateCondition, c.Notices)
-			}
-			msg := got.Message
-			got.Message = ""
-			if *got != tc.wantCond {
-				t.Errorf("notice %+v, want %+v", *got, tc.wantCond)
-			}
-			if tc.wantCond.Warn && !strings.Contains(msg, "cannot add one in place") {
-				t.Errorf("notice message %q does not say why", msg)
-			}
-		})
 	}
 }

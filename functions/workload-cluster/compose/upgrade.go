@@ -34,14 +34,27 @@ func (p Params) kubernetesSteps() kubernetesSteps {
 		v, _ := atProvider(p.Observed[key], "version").(string)
 		return v
 	}
-	_, nodesExist := p.Observed["node-group"]
-	cluster, nodes := reported("cluster"), reported("node-group")
+	// The nodes' version is the oldest any node group reports (two while
+	// one replaces the other, NodeGroupSlot), the composed one the first
+	// group's that has one.
+	live := liveNodeGroups(p.Observed)
+	nodesExist := len(live) > 0
+	cluster := reported("cluster")
+	var nodes, nodesComposed string
+	for _, o := range live {
+		if v, _ := atProvider(o, "version").(string); v != "" && (nodes == "" || versions.Before(v, nodes)) {
+			nodes = v
+		}
+		if nodesComposed == "" {
+			nodesComposed = str(field(o, "spec", "forProvider"), "version")
+		}
+	}
 
 	var s kubernetesSteps
 	switch {
 	case cluster == "":
 		s.Cluster = orDefault(composed("cluster"), spec)
-		s.Nodes = orDefault(composed("node-group"), s.Cluster)
+		s.Nodes = orDefault(nodesComposed, s.Cluster)
 	case !versions.Before(cluster, spec):
 		s.Cluster, s.Nodes = spec, spec
 	case nodesExist && nodes != cluster:

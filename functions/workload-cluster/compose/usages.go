@@ -57,12 +57,6 @@ func Holds() []Hold {
 		{"role-cluster", "role-cluster", "cluster"},
 		{"role-cluster-eks-by-cluster", "role-cluster-eks", "cluster"},
 		{"role-cluster-policy-by-cluster", "role-cluster-policy", "cluster"},
-		{"role-node", "role-node", "node-group"},
-		{"role-node-worker-by-nodes", "role-node-worker", "node-group"},
-		{"role-node-cni-by-nodes", "role-node-cni", "node-group"},
-		{"role-node-ecr-by-nodes", "role-node-ecr", "node-group"},
-		{"launch-template-by-nodes", "launch-template", "node-group"},
-		{"oidc-by-nodes", "oidc-provider", "node-group"},
 		{"flux-entry-by-flux-access", "access-entry-flux", "access-policy-flux"},
 		{"admin-entry-by-admin-access", "access-entry-admin", "access-policy-admin"},
 		{"log-group-by-cluster", "log-group", "cluster"},
@@ -75,15 +69,34 @@ func Holds() []Hold {
 	// (retiringSteps), holds what the hub's Flux needs to remove what
 	// it put on the spoke.
 	for _, by := range []string{BootstrapSteps()[0].Part, retiredESOPart} {
-		h = append(h,
-			Hold{"nodes-by-" + by, "node-group", StepKeyPrefix + by},
-			Hold{"flux-access-by-" + by, "access-policy-flux", StepKeyPrefix + by})
+		h = append(h, Hold{"flux-access-by-" + by, "access-policy-flux", StepKeyPrefix + by})
 		for _, a := range versions.EKSAddons() {
 			h = append(h, Hold{"addon-" + a + "-by-" + by, "addon-" + a, StepKeyPrefix + by})
 		}
 	}
-	for _, r := range []string{"crossplane", "lbc"} {
-		h = append(h, Hold{"role-" + r, "role-" + r, "node-group"}, Hold{"role-" + r + "-policy-by-nodes", "role-" + r + "-policy", "node-group"})
+	// Each node group holds the same, and the first bootstrap step holds
+	// each (NodeGroupSlots: two while one replaces the other). The first
+	// slot's holds keep the names every earlier release gave them.
+	for i, s := range NodeGroupSlots {
+		bare := func(n string) string { // a name that did not say "by nodes"
+			if i == 0 {
+				return n
+			}
+			return n + "-by-" + s.Part
+		}
+		h = append(h,
+			Hold{bare("role-node"), "role-node", s.Key},
+			Hold{"role-node-worker-by-" + s.Part, "role-node-worker", s.Key},
+			Hold{"role-node-cni-by-" + s.Part, "role-node-cni", s.Key},
+			Hold{"role-node-ecr-by-" + s.Part, "role-node-ecr", s.Key},
+			Hold{"launch-template-by-" + s.Part, "launch-template", s.Key},
+			Hold{"oidc-by-" + s.Part, "oidc-provider", s.Key})
+		for _, r := range []string{"crossplane", "lbc"} {
+			h = append(h, Hold{bare("role-" + r), "role-" + r, s.Key}, Hold{"role-" + r + "-policy-by-" + s.Part, "role-" + r + "-policy", s.Key})
+		}
+		for _, by := range []string{BootstrapSteps()[0].Part, retiredESOPart} {
+			h = append(h, Hold{s.Part + "-by-" + by, s.Key, StepKeyPrefix + by})
+		}
 	}
 	for _, z := range AZSuffixes {
 		h = append(h,

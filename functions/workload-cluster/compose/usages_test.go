@@ -18,17 +18,21 @@ type outlives struct{ Of, By, Why string }
 // inUseRefusal).
 func awsRefuses() []outlives {
 	o := []outlives{
-		{"cluster", "node-group", "EKS ResourceInUseException: Cluster has nodegroups attached"},
 		{"vpc", "internet-gateway", "EC2 DependencyViolation"},
 		{"vpc", "route-table-public", "EC2 DependencyViolation"},
+	}
+	for _, ng := range NodeGroupSlots {
+		o = append(o, outlives{"cluster", ng.Key, "EKS ResourceInUseException: Cluster has nodegroups attached"})
 	}
 	for _, z := range AZSuffixes {
 		for _, s := range []string{"subnet-public-" + z, "subnet-private-" + z} {
 			o = append(o,
 				outlives{"vpc", s, "EC2 DependencyViolation"},
 				outlives{s, "cluster", "EC2 DependencyViolation: the cluster's network interfaces"},
-				outlives{s, "node-group", "EC2 DependencyViolation: the nodes' network interfaces"},
 			)
+			for _, ng := range NodeGroupSlots {
+				o = append(o, outlives{s, ng.Key, "EC2 DependencyViolation: the nodes' network interfaces"})
+			}
 		}
 		o = append(o,
 			outlives{"subnet-public-" + z, "nat-gateway-" + z, "EC2 DependencyViolation: the NAT gateway's interface"},
@@ -48,23 +52,28 @@ func teardownNeeds() []outlives {
 		{"role-cluster", "cluster", "EKS deletes its network interfaces as this role"},
 		{"role-cluster-eks", "cluster", "EKS deletes its network interfaces with this policy"},
 		{"role-cluster-policy", "cluster", "EKS deletes its network interfaces with this policy"},
-		{"role-node", "node-group", "the nodes' kubelets and VPC CNI act as this role while they drain"},
-		{"role-node-worker", "node-group", "the nodes act with this policy while they drain"},
-		{"role-node-cni", "node-group", "the VPC CNI releases the pods' addresses with this policy"},
-		{"role-node-ecr", "node-group", "the nodes pull images with this policy while they drain"},
-		{"role-crossplane", "node-group", "the spoke's Crossplane deletes the apps' resources as this role"},
-		{"role-crossplane-policy", "node-group", "the spoke's Crossplane deletes the apps' resources with this policy"},
-		{"role-lbc", "node-group", "the load balancer controller deletes the apps' load balancers as this role"},
-		{"role-lbc-policy", "node-group", "the load balancer controller deletes load balancers with this policy"},
-		{"oidc-provider", "node-group", "the spoke's controllers take their roles through it"},
-		{"launch-template", "node-group", "the node group's instances are made from it"},
 		{"log-group", "cluster", "EKS writes the control plane's logs to it and recreates it if it is gone"},
-		{"node-group", first, "the hub's Flux removes what it put on the spoke through the spoke's nodes"},
 		{"access-policy-flux", first, "the hub's Flux acts on the spoke with this access"},
 		{"access-entry-flux", first, "the hub's Flux acts on the spoke with this access"},
 		{"internet-gateway", first, egress},
 		{"route-public-default", first, egress},
 		{"route-table-public", first, egress},
+	}
+	// each node group, two while one replaces the other
+	for _, ng := range NodeGroupSlots {
+		n = append(n,
+			outlives{"role-node", ng.Key, "the nodes' kubelets and VPC CNI act as this role while they drain"},
+			outlives{"role-node-worker", ng.Key, "the nodes act with this policy while they drain"},
+			outlives{"role-node-cni", ng.Key, "the VPC CNI releases the pods' addresses with this policy"},
+			outlives{"role-node-ecr", ng.Key, "the nodes pull images with this policy while they drain"},
+			outlives{"role-crossplane", ng.Key, "the spoke's Crossplane deletes the apps' resources as this role"},
+			outlives{"role-crossplane-policy", ng.Key, "the spoke's Crossplane deletes the apps' resources with this policy"},
+			outlives{"role-lbc", ng.Key, "the load balancer controller deletes the apps' load balancers as this role"},
+			outlives{"role-lbc-policy", ng.Key, "the load balancer controller deletes load balancers with this policy"},
+			outlives{"oidc-provider", ng.Key, "the spoke's controllers take their roles through it"},
+			outlives{"launch-template", ng.Key, "the node group's instances are made from it"},
+			outlives{ng.Key, first, "the hub's Flux removes what it put on the spoke through the spoke's nodes"},
+		)
 	}
 	for _, a := range versions.EKSAddons() {
 		n = append(n, outlives{"addon-" + a, first, "the spoke's pods need their network, DNS and services while the hub's Flux empties it"})

@@ -123,7 +123,7 @@ func EditNotices(old, new workloadcluster.Spec) []string {
 		out = append(out, "tags reach the nodes' launch template: EKS replaces every node, one at a time")
 	}
 	if !slices.Equal(old.Nodes.InstanceTypes, new.Nodes.InstanceTypes) {
-		out = append(out, fmt.Sprintf("nodes.instanceTypes %s -> %s is not applied to the existing node group (EKS cannot change a managed node group's instance types in place)",
+		out = append(out, fmt.Sprintf("nodes.instanceTypes %s -> %s replaces the node group (EKS cannot change a managed node group's instance types in place): a second group is created with them, then every node of the current one is drained and deleted",
 			strings.Join(old.Nodes.InstanceTypes, ","), strings.Join(new.Nodes.InstanceTypes, ",")))
 	}
 	if old.NATMode != new.NATMode {

@@ -24,7 +24,7 @@ func TestEditNotices(t *testing.T) {
 		{"tags", "tags reach the launch template", func(s *workloadcluster.Spec) { s.Tags = map[string]string{"team": "pay"} },
 			[]string{"tags reach the nodes' launch template: EKS replaces every node, one at a time"}},
 		{"instance types", "a managed node group keeps its types", func(s *workloadcluster.Spec) { s.Nodes.InstanceTypes = []string{"m7i.xlarge"} },
-			[]string{"nodes.instanceTypes m7i.large -> m7i.xlarge is not applied to the existing node group (EKS cannot change a managed node group's instance types in place)"}},
+			[]string{"nodes.instanceTypes m7i.large -> m7i.xlarge replaces the node group (EKS cannot change a managed node group's instance types in place): a second group is created with them, then every node of the current one is drained and deleted"}},
 		{"per-az NAT", "per-zone NAT gateways cost more", func(s *workloadcluster.Spec) { s.NATMode = workloadcluster.NATPerAZ },
 			[]string{"natMode single -> per-az: 3 NAT gateway(s) and Elastic IP(s) instead of 1"}},
 		{"shrink", "fewer nodes evict pods", func(s *workloadcluster.Spec) { s.Nodes.Desired, s.Nodes.Min = 1, 1 },
