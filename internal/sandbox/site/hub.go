@@ -354,9 +354,10 @@ const CrossplaneRelease = "manifests/gitops-system/infrastructure/crossplane/rel
 // 30 s for 5 minutes, which made the scenarios after it wait (an upgrade
 // took 3 minutes instead of 40 s; on 30 Nov a claim composed with AWS
 // create times 0 had its cluster's Ready dropped and waited for the
-// function's 10-minute TTL, docs/performance.md). The one change the suite makes to the
-// tree it syncs; the suite checks separately that a composed spoke at rest
-// writes nothing (what the breaker protects against).
+// function's 10-minute TTL, docs/performance.md). The one change the
+// suite makes to the tree it syncs; the suite checks separately that a
+// composed spoke at rest writes nothing (what the breaker protects
+// against).
 const (
 	CircuitBreakerBurst      = 1000
 	CircuitBreakerRefillRate = 10
