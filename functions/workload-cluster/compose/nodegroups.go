@@ -51,18 +51,14 @@ type nodeShape struct {
 // shapeOf reads a node group's shape from its forProvider or atProvider.
 func shapeOf(fp any) nodeShape {
 	var types []string
-	for _, t := range asSlice(field(fp, "instanceTypes")) {
+	listed, _ := field(fp, "instanceTypes").([]any)
+	for _, t := range listed {
 		if s, ok := t.(string); ok {
 			types = append(types, s)
 		}
 	}
 	return nodeShape{InstanceTypes: strings.Join(types, ","), AMIType: str(fp, "amiType"),
 		CapacityType: str(fp, "capacityType"), LaunchTemplate: str(fp, "launchTemplate", "name")}
-}
-
-func asSlice(v any) []any {
-	s, _ := v.([]any)
-	return s
 }
 
 // runningShape is the shape of an observed node group as AWS reports it
@@ -112,11 +108,13 @@ type slotPlan struct {
 type nodeGroupPlan struct {
 	Slots []slotPlan
 	// From and To name the groups of a replacement running (From is
-	// replaced by To), with what differs; Undone: To is being removed and
-	// From kept, because the claim asks for From's shape again.
-	From, To NodeGroupSlot
-	Diff     []string
-	Undone   bool
+	// replaced by To), with what differs and the shape From runs with;
+	// Undone: To is being removed and From kept, because the claim asks
+	// for From's shape again.
+	From, To  NodeGroupSlot
+	Diff      []string
+	FromShape nodeShape
+	Undone    bool
 }
 
 // Replacing reports a replacement running.
@@ -159,7 +157,7 @@ func planNodeGroups(observed map[string]Object, want nodeShape) nodeGroupPlan {
 		if live[0] == next {
 			next = NodeGroupSlots[1]
 		}
-		return nodeGroupPlan{Slots: []slotPlan{cur, {Slot: next, New: true}}, From: live[0], To: next, Diff: cur.Keep.differences(want)}
+		return nodeGroupPlan{Slots: []slotPlan{cur, {Slot: next, New: true}}, From: live[0], To: next, Diff: cur.Keep.differences(want), FromShape: *cur.Keep}
 	}
 	older, newer := live[0], live[1]
 	if created(observed[newer.Key]).Before(created(observed[older.Key])) {
@@ -171,13 +169,13 @@ func planNodeGroups(observed map[string]Object, want nodeShape) nodeGroupPlan {
 	diff := olderShape.differences(newerShape)
 	switch {
 	case o.Keep == nil && n.Keep != nil:
-		return nodeGroupPlan{Slots: []slotPlan{o}, From: older, To: newer, Diff: diff, Undone: true}
+		return nodeGroupPlan{Slots: []slotPlan{o}, From: older, To: newer, Diff: diff, FromShape: olderShape, Undone: true}
 	case IsReady(observed[newer.Key]):
 		return nodeGroupPlan{Slots: []slotPlan{n}}
 	}
 	slots := []slotPlan{o, n}
 	slices.SortFunc(slots, func(a, b slotPlan) int { return strings.Compare(a.Slot.Key, b.Slot.Key) })
-	return nodeGroupPlan{Slots: slots, From: older, To: newer, Diff: diff}
+	return nodeGroupPlan{Slots: slots, From: older, To: newer, Diff: diff, FromShape: olderShape}
 }
 
 // created is an observed object's creation time (zero if unknown).
@@ -217,7 +215,7 @@ func nodeGroupNotices(p Params, c *Composed, plan nodeGroupPlan, cluster, launch
 			plan.To.Name, cluster, plan.From.Name, diff, plan.From.Name)
 	}
 	c.Notices = append(c.Notices, Notice{Type: NodeGroupCondition, Reason: "Replacing", Message: msg})
-	if from, _ := runningShape(p.Observed[plan.From.Key]); from.LaunchTemplate == "" {
+	if plan.FromShape.LaunchTemplate == "" {
 		template = Notice{Type: NodeLaunchTemplateCondition, Warn: true, Reason: "NodeGroupPredatesLaunchTemplate",
 			Message: fmt.Sprintf("node group %s of %s was created without the launch template %s, and EKS cannot add one in place: its nodes' primary network interfaces carry no fleet tag, so the VPC CNI (under the spoke's permissions boundary) cannot assign pod IPs on them; node group %s replaces it from the template",
 				plan.From.Name, cluster, launchTemplate, plan.To.Name)}
