@@ -67,17 +67,28 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 	h := sha256.New()
 	paths := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
-		out := convergeReady(t, compose.Params{Input: in, Spoke: name, Spec: specs[name]})
-		// The response's TTL is output too: it decides how often every hub
-		// re-applies every spoke (issue 45).
+		p := compose.Params{Input: in, Spoke: name, Spec: specs[name]}
+		first, err := compose.Compose(p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out, observed := convergeReady(t, p)
+		if ttl := fnjson.TTLFor(out, observed); ttl != fnjson.SettledTTL {
+			t.Errorf("%s: converged with every composed resource Ready, the TTL is %s, want %s (settled): pending %q, under way %q, conditions %v",
+				name, ttl, fnjson.SettledTTL, out.Pending, out.Progressing, out.Notices)
+		}
+		// The response's TTLs are output too: they decide how often every
+		// hub re-applies every spoke (issue 45), while it is made and once
+		// it is settled.
 		b, err := json.Marshal(struct {
-			Spoke   string
-			Objects map[string]compose.Object
-			Status  map[string]any
-			Pending []string
-			Notices []compose.Notice
-			TTL     string `json:",omitempty"`
-		}{name, out.Objects, out.Status, out.Pending, out.Notices, ttlSince(fnjson.TTL)})
+			Spoke      string
+			Objects    map[string]compose.Object
+			Status     map[string]any
+			Pending    []string
+			Notices    []compose.Notice
+			TTL        string `json:",omitempty"`
+			PendingTTL string `json:",omitempty"`
+		}{name, out.Objects, out.Status, out.Pending, out.Notices, ttlSince(fnjson.TTLFor(out, observed)), fnjson.TTLFor(first, nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +119,7 @@ func ttlSince(ttl string) string {
 // resource observed Ready and AWS's identifiers reported as the provider
 // reports them (the VPC's, the subnets', the cluster's ARN and OIDC issuer,
 // the launch template's version), so the bootstrap is composed too.
-func convergeReady(t *testing.T, p compose.Params) compose.Composed {
+func convergeReady(t *testing.T, p compose.Params) (compose.Composed, map[string]compose.Object) {
 	t.Helper()
 	prev := -1
 	for range 10 {
@@ -117,7 +128,7 @@ func convergeReady(t *testing.T, p compose.Params) compose.Composed {
 			t.Fatal(err)
 		}
 		if len(c.Objects) == prev {
-			return c
+			return c, p.Observed
 		}
 		prev = len(c.Objects)
 		p.Observed = map[string]compose.Object{}
@@ -146,7 +157,7 @@ func convergeReady(t *testing.T, p compose.Params) compose.Composed {
 		}
 	}
 	t.Fatal("function did not converge")
-	return compose.Composed{}
+	return compose.Composed{}, nil
 }
 
 // embedded returns o and, for a provider-kubernetes Object, the manifest it

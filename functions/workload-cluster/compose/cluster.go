@@ -92,6 +92,9 @@ func ClusterPart(p Params, c *Composed) error {
 		}
 	}
 	steps := p.kubernetesSteps()
+	if u := p.upgrading(); u != "" {
+		c.Progressing = append(c.Progressing, u)
+	}
 	publicAccess := make([]any, len(cidrs))
 	for i, x := range cidrs {
 		publicAccess[i] = x

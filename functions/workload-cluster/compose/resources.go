@@ -46,6 +46,10 @@ type Composed struct {
 	// Notices are XR conditions (and, when they need the operator,
 	// warnings) the bootstrap reports.
 	Notices []Notice
+	// Progressing says what is under way that no composed resource's
+	// readiness shows: a Kubernetes upgrade between its stages (the
+	// cluster and its node groups stay Ready while AWS updates them).
+	Progressing []string
 }
 
 // add composes obj under key; a key composed twice is a programming error

@@ -1,6 +1,9 @@
 package compose
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
 
@@ -65,6 +68,32 @@ func (p Params) kubernetesSteps() kubernetesSteps {
 	}
 	s.Addons = orDefault(nodes, s.Nodes)
 	return s
+}
+
+// upgrading says what of a Kubernetes upgrade is still under way, "" when
+// nothing is: the control plane, or a node group, reported older than the
+// claim's spec.kubernetesVersion. Each stage is an AWS update that only
+// the provider's next observation shows ends (the resources stay Ready
+// throughout), and the next stage is composed when it does.
+func (p Params) upgrading() string {
+	spec := p.Spec.KubernetesVersion
+	var at []string
+	if v, _ := atProvider(p.Observed["cluster"], "version").(string); v != "" && versions.Before(v, spec) {
+		at = append(at, "control plane at "+v)
+	}
+	nodes := ""
+	for _, o := range liveNodeGroups(p.Observed) {
+		if v, _ := atProvider(o, "version").(string); v != "" && versions.Before(v, spec) && (nodes == "" || versions.Before(v, nodes)) {
+			nodes = v
+		}
+	}
+	if nodes != "" {
+		at = append(at, "nodes at "+nodes)
+	}
+	if len(at) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Kubernetes upgrade to %s: %s", spec, strings.Join(at, ", "))
 }
 
 func orDefault(v, def string) string {

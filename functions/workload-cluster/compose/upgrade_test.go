@@ -22,6 +22,9 @@ func TestKubernetesSteps(t *testing.T) {
 		nodes        obs
 		want         kubernetesSteps
 		wantAddonsAt string
+		// upgrading: what the function reports under way (the composite
+		// is run again after the pending TTL while it is)
+		upgrading string
 	}{
 		"new spoke": {
 			reason: "nothing observed: everything at the claim's version",
@@ -41,17 +44,20 @@ func TestKubernetesSteps(t *testing.T) {
 		"upgrade asked": {
 			reason: "the control plane moves first; the nodes and add-ons stay",
 			spec:   "1.36", cluster: obs{"1.35", "1.35"}, nodes: obs{"1.35", "1.35"},
-			want: kubernetesSteps{Cluster: "1.36", Nodes: "1.35", Addons: "1.35"},
+			want:      kubernetesSteps{Cluster: "1.36", Nodes: "1.35", Addons: "1.35"},
+			upgrading: "Kubernetes upgrade to 1.36: control plane at 1.35, nodes at 1.35",
 		},
 		"control plane upgrading": {
 			reason: "AWS still reports 1.35: a node group newer than its cluster is refused",
 			spec:   "1.36", cluster: obs{"1.35", "1.36"}, nodes: obs{"1.35", "1.35"},
-			want: kubernetesSteps{Cluster: "1.36", Nodes: "1.35", Addons: "1.35"},
+			want:      kubernetesSteps{Cluster: "1.36", Nodes: "1.35", Addons: "1.35"},
+			upgrading: "Kubernetes upgrade to 1.36: control plane at 1.35, nodes at 1.35",
 		},
 		"control plane upgraded": {
 			reason: "the nodes follow; the add-ons wait for them",
 			spec:   "1.36", cluster: obs{"1.36", "1.36"}, nodes: obs{"1.35", "1.35"},
-			want: kubernetesSteps{Cluster: "1.36", Nodes: "1.36", Addons: "1.35"},
+			want:      kubernetesSteps{Cluster: "1.36", Nodes: "1.36", Addons: "1.35"},
+			upgrading: "Kubernetes upgrade to 1.36: nodes at 1.35",
 		},
 		"nodes upgraded": {
 			reason: "the add-ons follow the nodes' version",
@@ -61,27 +67,32 @@ func TestKubernetesSteps(t *testing.T) {
 		"two minors asked": {
 			reason: "EKS moves a control plane one minor version at a time",
 			spec:   "1.36", cluster: obs{"1.34", "1.34"}, nodes: obs{"1.34", "1.34"},
-			want: kubernetesSteps{Cluster: "1.35", Nodes: "1.34", Addons: "1.34"},
+			want:      kubernetesSteps{Cluster: "1.35", Nodes: "1.34", Addons: "1.34"},
+			upgrading: "Kubernetes upgrade to 1.36: control plane at 1.34, nodes at 1.34",
 		},
 		"nodes behind the control plane": {
 			reason: "EKS refuses a control plane upgrade until the node groups match it",
 			spec:   "1.36", cluster: obs{"1.35", "1.35"}, nodes: obs{"1.34", "1.35"},
-			want: kubernetesSteps{Cluster: "1.35", Nodes: "1.35", Addons: "1.34"},
+			want:      kubernetesSteps{Cluster: "1.35", Nodes: "1.35", Addons: "1.34"},
+			upgrading: "Kubernetes upgrade to 1.36: control plane at 1.35, nodes at 1.34",
 		},
 		"nodes lose their status mid-upgrade": {
 			reason: "an unknown node version holds the control plane",
 			spec:   "1.36", cluster: obs{"1.35", "1.35"}, nodes: obs{"", "1.35"},
-			want: kubernetesSteps{Cluster: "1.35", Nodes: "1.35", Addons: "1.35"},
+			want:      kubernetesSteps{Cluster: "1.35", Nodes: "1.35", Addons: "1.35"},
+			upgrading: "Kubernetes upgrade to 1.36: control plane at 1.35",
 		},
 		"cluster loses its status mid-upgrade": {
 			reason: "what was composed is kept, nothing moves",
 			spec:   "1.36", cluster: obs{"", "1.36"}, nodes: obs{"1.35", "1.35"},
-			want: kubernetesSteps{Cluster: "1.36", Nodes: "1.35", Addons: "1.35"},
+			want:      kubernetesSteps{Cluster: "1.36", Nodes: "1.35", Addons: "1.35"},
+			upgrading: "Kubernetes upgrade to 1.36: nodes at 1.35",
 		},
 		"no node group yet, cluster behind": {
 			reason: "the nodes are created at the cluster's version",
 			spec:   "1.36", cluster: obs{"1.35", "1.35"}, nodes: obs{"-", ""},
-			want: kubernetesSteps{Cluster: "1.36", Nodes: "1.35", Addons: "1.35"},
+			want:      kubernetesSteps{Cluster: "1.36", Nodes: "1.35", Addons: "1.35"},
+			upgrading: "Kubernetes upgrade to 1.36: control plane at 1.35",
 		},
 	}
 	for name, tc := range tests {
@@ -101,6 +112,9 @@ func TestKubernetesSteps(t *testing.T) {
 			}
 			if got := p.kubernetesSteps(); got != tc.want {
 				t.Errorf("%s:\n got %+v\nwant %+v", tc.reason, got, tc.want)
+			}
+			if got := p.upgrading(); got != tc.upgrading {
+				t.Errorf("%s: under way\n got %q\nwant %q", tc.reason, got, tc.upgrading)
 			}
 		})
 	}

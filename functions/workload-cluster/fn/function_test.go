@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reference"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -254,6 +255,9 @@ func TestXRReadyOnlyWhenNothingPending(t *testing.T) {
 	}
 	if _, ok := rsp.GetDesired().GetResources()["cluster"]; ok {
 		t.Error("cluster composed before its log group")
+	}
+	if got := rsp.GetMeta().GetTtl().AsDuration(); got != 30*time.Second {
+		t.Errorf("first run: TTL %s, want 30s (fnjson.PendingTTL: the spoke is being made)", got)
 	}
 	logs := `{"apiVersion":"cloudwatchlogs.aws.upbound.io/v1beta1","kind":"Group","metadata":{"name":"pay-logs"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}`
 	cluster := `{"apiVersion":"eks.aws.upbound.io/v1beta1","kind":"Cluster","metadata":{"name":"pay-eks"},"status":{"atProvider":{"arn":"arn:aws:eks:eu-west-1:111122223333:cluster/mgmt-pay","identity":[{"oidc":[{"issuer":"https://oidc.eks.eu-west-1.amazonaws.com/id/ABC"}]}]},"conditions":[{"type":"Ready","status":"True"}]}}`

@@ -22,23 +22,42 @@ import (
 // ClaimNameLabel is the label Crossplane puts on an XR created from a claim.
 const ClaimNameLabel = "crossplane.io/claim-name"
 
-// TTL is how long the composite's result stands before Crossplane runs
-// the pipeline again with nothing changed. With realtime compositions (on
-// by default) Crossplane v2.4.0 requeues every composite after its
-// pipeline's shortest non-zero TTL (internal/controller/apiextensions/
-// composite/reconciler.go:922-926, composition_functions.go:472-477), and
-// each of those reconciles server-side-applies every composed object of
-// the spoke (about 115, composition_functions.go:676-689). Every change
-// the function reads already wakes the composite through the watches
+// SettledTTL and PendingTTL are how long the composite's result stands
+// before Crossplane runs the pipeline again with nothing changed: with
+// realtime compositions (on by default) Crossplane v2.4.0 requeues every
+// composite after its pipeline's shortest non-zero TTL (internal/
+// controller/apiextensions/composite/reconciler.go:922-926,
+// composition_functions.go:472-477), and each of those reconciles
+// server-side-applies every composed object of the spoke (about 115,
+// composition_functions.go:676-689).
+//
+// Every change the function reads wakes the composite through the watches
 // realtime compositions start on each composed kind (definition/
 // reconciler.go:598-608) and on the composite itself, and the function
 // reads nothing else (no extra resources; the hub's facts come in the
-// Composition's input, a new CompositionRevision). So the TTL is only the
-// bound on how stale a composite may be after an event Crossplane's
-// circuit breaker dropped (circuit/mapfunc.go): ten minutes, where
-// function-sdk-go's default of one minute (response.DefaultTTL) cost each
-// spoke about 115 writes a minute at rest (issue 45, docs/performance.md).
-const TTL = "600s"
+// Composition's input, a new CompositionRevision); but only while
+// Crossplane's XR circuit breaker is closed. Once a composite's composed
+// resources change faster than the breaker's refill (1 event a second
+// after a burst of 100), it opens for 5 minutes and drops their events,
+// letting one through every 30 seconds only when one comes
+// (circuit/mapfunc.go:57-73, token_bucket.go:125). A spoke being made
+// produces that burst: its ~50 managed resources each get a finalizer,
+// an external name and a status within seconds of their creation. An
+// event dropped then (a node group ACTIVE, a control plane at its new
+// version) is not repeated: nothing changes after it.
+//
+// So a composite waiting for anything (a part withheld, a composed
+// resource not Ready, an upgrade between its stages, a condition False)
+// is run again after PendingTTL, the breaker's own half-open interval, so
+// a dropped event costs at most that; a settled composite after
+// SettledTTL, ten minutes, the bound on how stale it may be at rest,
+// where function-sdk-go's default of one minute (response.DefaultTTL)
+// cost each spoke about 115 writes a minute (issue 45,
+// docs/performance.md).
+const (
+	SettledTTL = "600s"
+	PendingTTL = "30s"
+)
 
 // Protobuf enum names as protojson writes them.
 const (
@@ -128,7 +147,7 @@ func Run(request []byte) ([]byte, error) {
 // response shares req's desired state and context.
 func Answer(req *Request) *Response {
 	rsp := &Response{Desired: req.Desired, Context: req.Context}
-	rsp.Meta.Tag, rsp.Meta.TTL = req.Meta.Tag, TTL
+	rsp.Meta.Tag, rsp.Meta.TTL = req.Meta.Tag, PendingTTL
 	if err := compose1(req, rsp); err != nil {
 		rsp.Results = append(rsp.Results, Result{Severity: severityFatal, Message: err.Error(), Target: targetComposite})
 		if se := (*compose.SpecError)(nil); errors.As(err, &se) {
@@ -174,6 +193,7 @@ func compose1(req *Request, rsp *Response) error {
 		}
 		rsp.Desired.Resources[key] = r
 	}
+	rsp.Meta.TTL = TTLFor(out, p.Observed)
 	xr := rsp.Desired.Composite
 	if xr == nil {
 		xr = &Resource{}
@@ -210,6 +230,27 @@ func compose1(req *Request, rsp *Response) error {
 		rsp.Conditions = append(rsp.Conditions, Condition{Type: n.Type, Status: statusFalse, Reason: reason, Message: &msg, Target: targetCompositeClam})
 	}
 	return nil
+}
+
+// TTLFor is the TTL of a composite for which the function composed out
+// from observed: SettledTTL once nothing waits (nothing withheld or under
+// way, every composed resource observed Ready, every condition True),
+// PendingTTL while anything does.
+func TTLFor(out compose.Composed, observed map[string]compose.Object) string {
+	if len(out.Pending) > 0 || len(out.Progressing) > 0 {
+		return PendingTTL
+	}
+	for key := range out.Objects {
+		if !compose.BootstrapReady(observed[key]) {
+			return PendingTTL
+		}
+	}
+	for _, n := range out.Notices {
+		if !n.Status {
+			return PendingTTL
+		}
+	}
+	return SettledTTL
 }
 
 // hasCondition reports whether the object o has a condition of type typ.

@@ -35,12 +35,12 @@ func get(v any, path ...string) any {
 }
 
 // What Crossplane hands the step passes through: the tag, the context and
-// what earlier steps desired; the TTL is set.
+// what earlier steps desired; the TTL is set (pending: nothing composed).
 func TestPassThrough(t *testing.T) {
 	rsp := run(t, `{"meta":{"tag":"t-1"},"context":{"k":"v"},
 		"desired":{"resources":{"earlier":{"resource":{"kind":"X"},"ready":"READY_TRUE"}}},
 		"observed":{"composite":{"resource":{"metadata":{"name":"xr"},"spec":{}}}}}`)
-	if get(rsp, "meta", "tag") != "t-1" || get(rsp, "meta", "ttl") != TTL {
+	if get(rsp, "meta", "tag") != "t-1" || get(rsp, "meta", "ttl") != PendingTTL {
 		t.Errorf("meta %v", rsp["meta"])
 	}
 	if get(rsp, "context", "k") != "v" {
@@ -145,6 +145,49 @@ func TestSpecRefusedOnTheClaim(t *testing.T) {
 			composed, _ := get(rsp, "desired", "resources").(map[string]any)
 			if tc.fatal == (len(composed) > 0) {
 				t.Errorf("%s\n%d resources composed", tc.reason, len(composed))
+			}
+		})
+	}
+}
+
+// A composite is run again after SettledTTL only once nothing waits, and
+// after PendingTTL while anything does: whatever Crossplane's circuit
+// breaker drops while a spoke is made or changed costs at most that.
+func TestTTLFor(t *testing.T) {
+	ready := compose.Object{"kind": "VPC", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}
+	creating := compose.Object{"kind": "VPC", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "Creating"}}}}
+	// a bootstrap step that applied a revision and reconciles again:
+	// ready (compose.BootstrapReady), so at rest
+	reapplying := compose.Object{"kind": "Kustomization", "status": map[string]any{"lastAppliedRevision": "main@sha1:0123",
+		"conditions": []any{map[string]any{"type": "Ready", "status": "Unknown", "reason": "Progressing"}}}}
+	objects := map[string]compose.Object{"vpc": {"kind": "VPC"}, "step": {"kind": "Kustomization"}}
+	cases := map[string]struct {
+		reason   string
+		out      compose.Composed
+		observed map[string]compose.Object
+		want     string
+	}{
+		"Settled": {reason: "Everything composed is Ready and every condition True.",
+			out:      compose.Composed{Objects: objects, Notices: []compose.Notice{{Type: compose.NodeGroupCondition, Status: true}}},
+			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: SettledTTL},
+		"Withheld": {reason: "A part waits for what AWS has not reported yet.",
+			out:      compose.Composed{Objects: objects, Pending: []string{"node group default waits for cluster pay-eks to be active"}},
+			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL},
+		"NotReady": {reason: "A composed resource AWS is still creating.",
+			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": creating, "step": reapplying}, want: PendingTTL},
+		"NotObserved": {reason: "A composed resource Crossplane has not created yet.",
+			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": ready}, want: PendingTTL},
+		"Upgrading": {reason: "Between an upgrade's stages everything stays Ready.",
+			out:      compose.Composed{Objects: objects, Progressing: []string{"Kubernetes upgrade to 1.36: control plane at 1.35"}},
+			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL},
+		"ConditionFalse": {reason: "A condition the claim shows False (a node group being replaced).",
+			out:      compose.Composed{Objects: objects, Notices: []compose.Notice{{Type: compose.NodeGroupCondition, Reason: "Replacing"}}},
+			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := TTLFor(tc.out, tc.observed); got != tc.want {
+				t.Errorf("%s\nTTL %s, want %s", tc.reason, got, tc.want)
 			}
 		})
 	}
