@@ -73,9 +73,10 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		out, observed := convergeReady(t, p)
-		if ttl := fnjson.TTLFor(out, observed); ttl != fnjson.SettledTTL {
+		settled := fnjson.TTLFor(out, observed)
+		if settled != fnjson.SettledTTL {
 			t.Errorf("%s: converged with every composed resource Ready, the TTL is %s, want %s (settled): pending %q, under way %q, conditions %v",
-				name, ttl, fnjson.SettledTTL, out.Pending, out.Progressing, out.Notices)
+				name, settled, fnjson.SettledTTL, out.Pending, out.Progressing, out.Notices)
 		}
 		// The response's TTLs are output too: they decide how often every
 		// hub re-applies every spoke (issue 45), while it is made and once
@@ -88,7 +89,7 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 			Notices    []compose.Notice
 			TTL        string `json:",omitempty"`
 			PendingTTL string `json:",omitempty"`
-		}{name, out.Objects, out.Status, out.Pending, out.Notices, ttlSince(fnjson.TTLFor(out, observed)), fnjson.TTLFor(first, nil)})
+		}{name, out.Objects, out.Status, out.Pending, out.Notices, ttlSince(settled), fnjson.TTLFor(first, nil)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -543,9 +543,8 @@ func awsFaults(t *testing.T, h *site.Hub) {
 // changes any composed resource while nothing changes in Git or AWS. A
 // composition that flaps (a field written differently on each reconcile)
 // would rewrite them at every composite reconcile, which is what
-// Crossplane's XR circuit breaker protects a hub from; this hub runs with
-// a larger burst (site.CircuitBreakerBurst), so the suite checks this
-// itself. The
+// Crossplane's XR circuit breaker protects a hub from; the suite runs with
+// a larger burst (site.CircuitBreakerBurst), so it checks this itself. The
 // bootstrap's Kustomizations and Usages are compared by what is written to
 // them outside their status (Flux and Crossplane write their status as the
 // bootstrap runs).
