@@ -117,6 +117,36 @@ func RequeueDependencyPatch() pulumi.Map {
 	}
 }
 
+// CancelHealthCheckFeatureGate makes kustomize-controller end a health
+// check as soon as its Kustomization is queued again (off by default,
+// kustomize-controller v1.9.3 internal/features/features.go:50-57,96):
+// on a new source revision, a spec change, and its deletion, which adds
+// one to metadata.generation (k8s.io/apiserver v0.35.4
+// pkg/registry/generic/registry/store.go:1019-1020) and so passes the
+// controller's GenerationChangedPredicate
+// (internal/controller/kustomization_manager.go:139-155). The cancelled
+// reconcile requeues at once (kustomization_controller.go:278-293) and the
+// next one finalizes. Without it a deleted step waited for the health
+// check it was in to run out: a hub-side step checking a spoke that went
+// away held the claim's deletion for the step's timeout (30 minutes for
+// -sync), after break glass too, since suspending a step does not end a
+// reconcile either (found by the suite's landing run at 8df5160).
+const CancelHealthCheckFeatureGate = "CancelHealthCheckOnNewRevision=true"
+
+// CancelHealthCheckPatch sets CancelHealthCheckFeatureGate on
+// kustomize-controller (a FluxInstance kustomize.patches entry). Another
+// --feature-gates flag adds to the gates set before it, not replaces them
+// (fluxcd/pkg/runtime v0.110.1 features/features.go binds it to
+// k8s.io/component-base v0.36.2 cli/flag/map_string_bool.go:54-61), as the
+// operator's own feature-gate patches rely on (flux-operator v0.59.0
+// internal/builder/profiles.go:352-370).
+func CancelHealthCheckPatch() pulumi.Map {
+	return pulumi.Map{
+		"target": pulumi.Map{"kind": pulumi.String("Deployment"), "name": pulumi.String("kustomize-controller")},
+		"patch":  pulumi.String("- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=" + CancelHealthCheckFeatureGate + "\n"),
+	}
+}
+
 // ConcurrencyPatch sets --concurrent on the ConcurrentControllers (a
 // FluxInstance kustomize.patches entry; the flux-operator applies it to
 // the controllers' Deployments).
@@ -278,7 +308,7 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 				"domain":        pulumi.String("cluster.local"),
 			},
 			"kustomize": pulumi.Map{
-				"patches": append(RoleARNPatches(args.FluxRoleARN), ConcurrencyPatch(args.Concurrency), RequeueDependencyPatch()),
+				"patches": append(RoleARNPatches(args.FluxRoleARN), ConcurrencyPatch(args.Concurrency), RequeueDependencyPatch(), CancelHealthCheckPatch()),
 			},
 		}},
 	}, parent, pulumi.DependsOn([]pulumi.Resource{operator}))

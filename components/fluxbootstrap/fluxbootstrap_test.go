@@ -196,10 +196,12 @@ func TestFluxBootstrap(t *testing.T) {
 	// Every controller that waits or serves spokes gets the configured
 	// worker count, as one JSON6902 append to the container's args, and
 	// kustomize-controller looks again at a waiting dependsOn after
-	// RequeueDependency.
+	// RequeueDependency and ends a health check when its Kustomization is
+	// queued again (a deleted hub-side step waited out its timeout).
 	if want := []string{
 		"(source-controller|kustomize-controller|helm-controller): - op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=37\n",
 		"kustomize-controller: - op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --requeue-dependency=5s\n",
+		"kustomize-controller: - op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=CancelHealthCheckOnNewRevision=true\n",
 	}; !slices.Equal(concurrency, want) {
 		t.Errorf("controller argument patches %q, want %q", concurrency, want)
 	}
@@ -343,9 +345,12 @@ func TestFluxBootstrapNeedsTheDeployKey(t *testing.T) {
 	}
 }
 
-// TestSpokeRequeueDependency: the spokes' FluxInstance (a manifest the hub
-// applies) patches kustomize-controller as the hub's does.
-func TestSpokeRequeueDependency(t *testing.T) {
+// TestSpokeKustomizeControllerPatches: the spokes' FluxInstance (a
+// manifest the hub applies) patches kustomize-controller as the hub's
+// does: the hub's workloads step deletes the spoke's own workloads
+// Kustomization and waits for it, so a health check there must end on
+// deletion too.
+func TestSpokeKustomizeControllerPatches(t *testing.T) {
 	b, err := os.ReadFile("../../manifests/gitops-system/spoke-bootstrap/flux/flux-instance.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -363,11 +368,17 @@ func TestSpokeRequeueDependency(t *testing.T) {
 	if err := yaml.Unmarshal(b, &fi); err != nil {
 		t.Fatal(err)
 	}
-	want := "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --requeue-dependency=" + RequeueDependency + "\n"
+	var got []string
 	for _, p := range fi.Spec.Kustomize.Patches {
-		if p.Target["kind"] == "Deployment" && p.Target["name"] == "kustomize-controller" && p.Patch == want {
-			return
+		if p.Target["kind"] == "Deployment" && p.Target["name"] == "kustomize-controller" {
+			got = append(got, p.Patch)
 		}
 	}
-	t.Errorf("the spokes' FluxInstance has no kustomize-controller patch %q", want)
+	want := []string{
+		"- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --requeue-dependency=" + RequeueDependency + "\n",
+		"- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=" + CancelHealthCheckFeatureGate + "\n",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the spokes' FluxInstance patches kustomize-controller with %q, want %q", got, want)
+	}
 }

@@ -653,6 +653,17 @@ func Kubeconfig(clusterName, endpoint, caData, region string) (string, error) {
 // enableConfigMapMutable and enableSecretMutable; found when the suite ran the
 // rotation's `pulumi up` through the real engine). The real-controller
 // suite runs FluxBootstrap through the real engine with these settings.
+//
+// Its requests may take ClientTimeout seconds. The provider reads the API
+// server's whole OpenAPI v2 document when it starts (pulumi-kubernetes
+// provider/pkg/provider/provider.go:879-883 at versions.PulumiKubernetesProvider),
+// with client-go's discovery default of 32 s (client-go v0.33.3
+// discovery/discovery_client.go:57) unless kubeClientSettings sets a
+// timeout (provider.go:825-858); a hub's document holds every CRD Flux
+// and Crossplane install, and the first read after they changed is
+// rebuilt by the API server. When that took longer, the provider marked
+// the cluster unreachable and `pulumi destroy` failed on its first step
+// (the suite's landing run at 2f8434f; pulumi-kubernetes#1839, #2365).
 func ProviderArgs(kubeconfig, clusterID pulumi.StringInput) *kubernetes.ProviderArgs {
 	return &kubernetes.ProviderArgs{
 		Kubeconfig:             kubeconfig,
@@ -660,5 +671,13 @@ func ProviderArgs(kubeconfig, clusterID pulumi.StringInput) *kubernetes.Provider
 		EnableServerSideApply:  pulumi.Bool(true),
 		EnableConfigMapMutable: pulumi.Bool(true),
 		EnableSecretMutable:    pulumi.Bool(true),
+		KubeClientSettings:     &kubernetes.KubeClientSettingsArgs{Timeout: pulumi.IntPtr(ClientTimeout)},
 	}
 }
+
+// ClientTimeout is the hub provider's request timeout in seconds: twice
+// kube-apiserver's own limit for a request (--request-timeout, 1 minute),
+// so the API server, not the client, decides when a slow read has failed.
+// The watches behind the provider's awaits end at this age too; their
+// informers start new ones.
+const ClientTimeout = 120

@@ -254,6 +254,12 @@ func TestCluster(t *testing.T) {
 			t.Errorf("provider %s = %v, want true", k, v)
 		}
 	}
+	// A request timeout past client-go's 32 s discovery default: the
+	// provider reads the whole OpenAPI document first and, when that ran
+	// out, failed pulumi destroy (landing run at 2f8434f).
+	if s := p.Inputs["kubeClientSettings"]; !s.IsObject() || s.ObjectValue()["timeout"].NumberValue() != ClientTimeout {
+		t.Errorf("provider kubeClientSettings = %v, want timeout %d", s, ClientTimeout)
+	}
 }
 
 func TestSubnetCIDRs(t *testing.T) {

@@ -23,7 +23,10 @@ import (
 // `pulumi destroy` does, with both spokes still composed (destroy). Only
 // the example spoke's cluster is played: the hub's bootstrap installs onto
 // it, it runs its own Flux and the example app, and its API server is then
-// stopped, so that its teardown needs break glass. It runs beside
+// stopped, so that its teardown needs break glass. Its Crossplane runs
+// with the tree's own settings, circuit breaker included (the other hubs
+// raise it: site.CircuitBreakerBurst), so the suite proves that the hub
+// as it ships brings a spoke up and tears it down. It runs beside
 // TestHubSyncsTheTree.
 func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	t.Parallel()
@@ -33,7 +36,7 @@ func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	// after `pulumi cancel` the next one must bring the hub up.
 	example, _ := exampleAccount(t)
 	accounts := fleetHubAccounts(t)
-	h := startHubWith(t, site.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), KillFirstUp: true,
+	h := startHubWith(t, site.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), KillFirstUp: true, TreeCircuitBreaker: true,
 		Edit: fleetHubTree(example), Config: withFleetHubAccounts(accounts), SpokeAccounts: accounts,
 		EKS: []site.EKSOptions{{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20"), Account: clusterinfo.ExampleSpokeAccount}}})
 	t.Logf("pulumi up killed %s into the FluxInstance's create: %v", site.KillAfter, h.KilledUp.Steps)

@@ -9,7 +9,13 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
+	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 )
 
@@ -39,6 +45,15 @@ var planted = []struct {
 const duplicateHealthChecks = "  healthCheckExprs:\n" +
 	"    - apiVersion: pkg.crossplane.io/v1\n      kind: Provider\n      current: status.conditions.exists(c, c.type == 'Healthy')\n" +
 	"    - apiVersion: pkg.crossplane.io/v1\n      kind: Provider\n      current: status.conditions.exists(c, c.type == 'Installed')\n"
+
+// neverHealthy is a planted Kustomization whose health check can only
+// run out, after 30 minutes (the -sync step's timeout): it applies nothing
+// and checks a ConfigMap nothing makes.
+const neverHealthy = "planted-never-healthy"
+
+var neverHealthyKustomization = strings.Replace(plantedKustomization(neverHealthy, ""), "./manifests/planted\n", "./manifests/planted-empty\n", 1) +
+	"  wait: false\n  timeout: 30m\n" +
+	"  healthChecks:\n    - apiVersion: v1\n      kind: ConfigMap\n      name: planted-never-there\n      namespace: flux-system\n"
 
 // plantErrors edits the work tree: the cloudwatchlogs provider removed
 // from the hub's packages, two Kustomizations that depend on each other,
@@ -74,7 +89,7 @@ func plantErrors(work string) error {
 		"manifests/gitops-system/clusters/mgmt/planted.yaml": plantedKustomization("planted-cycle-a", "planted-cycle-b") +
 			"---\n" + plantedKustomization("planted-cycle-b", "planted-cycle-a") + "---\n" + plantedKustomization("planted-variable", "") +
 			"---\n" + strings.Replace(plantedKustomization("planted-health-checks", ""), "./manifests/planted\n", "./manifests/planted-empty\n", 1) +
-			duplicateHealthChecks,
+			duplicateHealthChecks + "---\n" + neverHealthyKustomization,
 		"manifests/planted-empty/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n",
 	}
 	for rel, content := range files {
@@ -150,4 +165,63 @@ func TestHubFailsOnPlantedErrors(t *testing.T) {
 		t.Fatalf("planted errors not all caught (%v)\nhub: %v\nclaim: %v", err, hubErr, claimErr)
 	}
 	t.Logf("hub check:\n%v\nclaim check:\n%v", hubErr, claimErr)
+	t.Run("a Kustomization deleted during its health check goes at once", func(t *testing.T) { deletionEndsHealthCheck(t, h) })
+}
+
+// deletionEndsHealthCheckBound is how long a Kustomization deleted during
+// its health check may take to go: kustomize-controller ends the check
+// when the deletion queues the object again, then finalizes it (seconds;
+// without the feature gate it waited out its 30-minute timeout).
+const deletionEndsHealthCheckBound = time.Minute
+
+// deletionEndsHealthCheck deletes neverHealthy while its health check
+// runs and checks that it goes within deletionEndsHealthCheckBound: the
+// hub's kustomize-controller runs with
+// fluxbootstrap.CancelHealthCheckFeatureGate, as the program sets it, so a
+// deleted bootstrap step caught checking a spoke that went away no longer
+// holds its claim's deletion for the step's timeout. The root
+// Kustomization may apply it again: a new object (another UID) counts as
+// gone.
+func deletionEndsHealthCheck(t *testing.T, h *site.Hub) {
+	ctx := context.Background()
+	ks := h.Cluster.Dynamic.Resource(check.Kustomizations).Namespace("flux-system")
+	var uid types.UID
+	var last string
+	err := kube.Poll(ctx, hubSyncBound, func() (bool, error) {
+		o, err := ks.Get(ctx, neverHealthy, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		status, _, message := check.Condition(o, "Healthy")
+		last = status + ": " + message
+		if status == string(metav1.ConditionUnknown) && strings.HasPrefix(message, "Running health checks") {
+			uid = o.GetUID()
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("%s never ran its health check: %v (last: %s)", neverHealthy, err, last)
+	}
+	start := time.Now()
+	if err := ks.Delete(ctx, neverHealthy, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
+		t.Fatalf("delete %s: %v", neverHealthy, err)
+	}
+	err = kube.Poll(ctx, deletionEndsHealthCheckBound, func() (bool, error) {
+		o, err := ks.Get(ctx, neverHealthy, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		_, _, last = check.Condition(o, "Ready")
+		return o.GetUID() != uid, nil
+	})
+	if err != nil {
+		t.Fatalf("%s, deleted during its 30-minute health check, is still there after %s (%v; Ready: %s): kustomize-controller did not end the health check (--feature-gates=%s)",
+			neverHealthy, deletionEndsHealthCheckBound, err, last, fluxbootstrap.CancelHealthCheckFeatureGate)
+	}
+	t.Logf("%s gone %s after its deletion, in its health check", neverHealthy, time.Since(start).Round(time.Second))
 }

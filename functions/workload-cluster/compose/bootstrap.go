@@ -664,8 +664,11 @@ func conditionMessage(o any, typ string) string {
 // reconciles again, Ready Unknown/Progressing (kustomize-controller v1.9.3
 // internal/controller/kustomization_controller.go:325 marks every
 // reconcile so), and while it waits for a dependency to apply a new
-// revision, Ready False/DependencyNotReady (:258): what it applied is in
-// place and neither is a fault, so the claim does not flap on every
+// revision, Ready False/DependencyNotReady (:258), and when a new
+// revision or spec ends its health check, Ready False/HealthCheckCanceled
+// (:278-293, with the CancelHealthCheckOnNewRevision feature gate every
+// Flux of the fleet runs, components/fluxbootstrap): what it applied is
+// in place and none is a fault, so the claim does not flap on every
 // reconcile and commit. Any other False (its own apply or health check
 // failed) is not ready.
 func BootstrapReady(o Object) bool {
@@ -683,7 +686,7 @@ func BootstrapReady(o Object) bool {
 		return false
 	}
 	return status == string(metav1.ConditionUnknown) && reason == meta.ProgressingReason ||
-		status == string(metav1.ConditionFalse) && reason == meta.DependencyNotReadyReason
+		status == string(metav1.ConditionFalse) && (reason == meta.DependencyNotReadyReason || reason == meta.HealthCheckCanceledReason)
 }
 
 func field(o any, path ...string) any {

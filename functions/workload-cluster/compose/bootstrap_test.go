@@ -395,17 +395,19 @@ func TestBootstrapReady(t *testing.T) {
 		want   bool
 		reason string
 	}{
-		"nothing observed":           {nil, false, "not there yet"},
-		"kubeconfig":                 {Object{"kind": "ConfigMap"}, true, "a ConfigMap is ready once it exists"},
-		"no status":                  {Object{"kind": "Kustomization"}, false, "never reconciled"},
-		"ready":                      {ks("main@sha1:1", "True", "ReconciliationSucceeded"), true, "Ready True"},
-		"first reconcile":            {ks("", "Unknown", "Progressing"), false, "nothing applied yet: not ready until the first apply succeeds"},
-		"reconciling again":          {ks("main@sha1:1", "Unknown", "Progressing"), true, "every reconcile marks Ready Unknown: what it applied is in place"},
-		"dependency catching up":     {ks("main@sha1:1", "False", "DependencyNotReady"), true, "a new commit walks the chain: what it applied is in place"},
-		"first wait on a dependency": {ks("", "False", "DependencyNotReady"), false, "never applied"},
-		"own apply failed":           {ks("main@sha1:1", "False", "ReconciliationFailed"), false, "its own failure is a fault"},
-		"health check failed":        {ks("main@sha1:1", "False", "HealthCheckFailed"), false, "its own failure is a fault"},
-		"usage not ready":            {Object{"kind": "Usage", "status": map[string]any{"lastAppliedRevision": "x", "conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "DependencyNotReady"}}}}, false, "stickiness is a Kustomization's only"},
+		"nothing observed":            {nil, false, "not there yet"},
+		"kubeconfig":                  {Object{"kind": "ConfigMap"}, true, "a ConfigMap is ready once it exists"},
+		"no status":                   {Object{"kind": "Kustomization"}, false, "never reconciled"},
+		"ready":                       {ks("main@sha1:1", "True", "ReconciliationSucceeded"), true, "Ready True"},
+		"first reconcile":             {ks("", "Unknown", "Progressing"), false, "nothing applied yet: not ready until the first apply succeeds"},
+		"reconciling again":           {ks("main@sha1:1", "Unknown", "Progressing"), true, "every reconcile marks Ready Unknown: what it applied is in place"},
+		"dependency catching up":      {ks("main@sha1:1", "False", "DependencyNotReady"), true, "a new commit walks the chain: what it applied is in place"},
+		"first wait on a dependency":  {ks("", "False", "DependencyNotReady"), false, "never applied"},
+		"health check canceled":       {ks("main@sha1:1", "False", "HealthCheckCanceled"), true, "a new revision ended its health check: what it applied is in place"},
+		"first health check canceled": {ks("", "False", "HealthCheckCanceled"), false, "never applied"},
+		"own apply failed":            {ks("main@sha1:1", "False", "ReconciliationFailed"), false, "its own failure is a fault"},
+		"health check failed":         {ks("main@sha1:1", "False", "HealthCheckFailed"), false, "its own failure is a fault"},
+		"usage not ready":             {Object{"kind": "Usage", "status": map[string]any{"lastAppliedRevision": "x", "conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "DependencyNotReady"}}}}, false, "stickiness is a Kustomization's only"},
 	} {
 		if got := BootstrapReady(tc.o); got != tc.want {
 			t.Errorf("%s (%s): ready %v, want %v", name, tc.reason, got, tc.want)
