@@ -111,10 +111,7 @@ const RequeueDependency = "5s"
 // RequeueDependencyPatch sets --requeue-dependency on kustomize-controller
 // (a FluxInstance kustomize.patches entry).
 func RequeueDependencyPatch() pulumi.Map {
-	return pulumi.Map{
-		"target": pulumi.Map{"kind": pulumi.String("Deployment"), "name": pulumi.String("kustomize-controller")},
-		"patch":  pulumi.String("- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --requeue-dependency=" + RequeueDependency + "\n"),
-	}
+	return argPatch("kustomize-controller", "--requeue-dependency="+RequeueDependency)
 }
 
 // CancelHealthCheckFeatureGate makes kustomize-controller end a health
@@ -141,22 +138,23 @@ const CancelHealthCheckFeatureGate = "CancelHealthCheckOnNewRevision=true"
 // operator's own feature-gate patches rely on (flux-operator v0.59.0
 // internal/builder/profiles.go:352-370).
 func CancelHealthCheckPatch() pulumi.Map {
-	return pulumi.Map{
-		"target": pulumi.Map{"kind": pulumi.String("Deployment"), "name": pulumi.String("kustomize-controller")},
-		"patch":  pulumi.String("- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --feature-gates=" + CancelHealthCheckFeatureGate + "\n"),
-	}
+	return argPatch("kustomize-controller", "--feature-gates="+CancelHealthCheckFeatureGate)
 }
 
 // ConcurrencyPatch sets --concurrent on the ConcurrentControllers (a
 // FluxInstance kustomize.patches entry; the flux-operator applies it to
 // the controllers' Deployments).
 func ConcurrencyPatch(n int) pulumi.Map {
+	return argPatch("("+strings.Join(ConcurrentControllers, "|")+")", fmt.Sprintf("--concurrent=%d", n))
+}
+
+// argPatch is a FluxInstance kustomize.patches entry that appends arg to
+// the first container's args of the Deployments deployments (a name or a
+// regular expression, as the operator matches a patch's target) names.
+func argPatch(deployments, arg string) pulumi.Map {
 	return pulumi.Map{
-		"target": pulumi.Map{
-			"kind": pulumi.String("Deployment"),
-			"name": pulumi.String("(" + strings.Join(ConcurrentControllers, "|") + ")"),
-		},
-		"patch": pulumi.String(fmt.Sprintf("- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --concurrent=%d\n", n)),
+		"target": pulumi.Map{"kind": pulumi.String("Deployment"), "name": pulumi.String(deployments)},
+		"patch":  pulumi.String("- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: " + arg + "\n"),
 	}
 }
 

@@ -51,7 +51,7 @@ const duplicateHealthChecks = "  healthCheckExprs:\n" +
 // and checks a ConfigMap nothing makes.
 const neverHealthy = "planted-never-healthy"
 
-var neverHealthyKustomization = strings.Replace(plantedKustomization(neverHealthy, ""), "./manifests/planted\n", "./manifests/planted-empty\n", 1) +
+var neverHealthyKustomization = plantedEmptyKustomization(neverHealthy) +
 	"  wait: false\n  timeout: 30m\n" +
 	"  healthChecks:\n    - apiVersion: v1\n      kind: ConfigMap\n      name: planted-never-there\n      namespace: flux-system\n"
 
@@ -88,7 +88,7 @@ func plantErrors(work string) error {
 			"data:\n  region: ${AWS_REGON}\n",
 		"manifests/gitops-system/clusters/mgmt/planted.yaml": plantedKustomization("planted-cycle-a", "planted-cycle-b") +
 			"---\n" + plantedKustomization("planted-cycle-b", "planted-cycle-a") + "---\n" + plantedKustomization("planted-variable", "") +
-			"---\n" + strings.Replace(plantedKustomization("planted-health-checks", ""), "./manifests/planted\n", "./manifests/planted-empty\n", 1) +
+			"---\n" + plantedEmptyKustomization("planted-health-checks") +
 			duplicateHealthChecks + "---\n" + neverHealthyKustomization,
 		"manifests/planted-empty/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n",
 	}
@@ -114,6 +114,12 @@ func plantedKustomization(name, dependsOn string) string {
 		s += "  dependsOn:\n    - name: " + dependsOn + "\n"
 	}
 	return s
+}
+
+// plantedEmptyKustomization is plantedKustomization(name, "") on
+// manifests/planted-empty, a path that applies nothing.
+func plantedEmptyKustomization(name string) string {
+	return strings.Replace(plantedKustomization(name, ""), "./manifests/planted\n", "./manifests/planted-empty\n", 1)
 }
 
 // TestHubFailsOnPlantedErrors plants one error of each class the suite
