@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,13 +24,16 @@ import (
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/accounts"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/policy"
+	"github.com/gitops-fleet/eks-fleet/internal/hub/preflight"
 	"github.com/gitops-fleet/eks-fleet/internal/iam/hubiam"
+	"github.com/gitops-fleet/eks-fleet/internal/iam/policydoc"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/site"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/check"
 	"github.com/gitops-fleet/eks-fleet/internal/testsupport/plant"
+	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
 // exampleAccount is the tree's example spoke account
@@ -82,10 +87,13 @@ var unreachable = []struct {
 		want: []string{`spec.account "555566667777" is not one of the hub's spoke accounts`, clusterinfo.SpokeAccounts}},
 }
 
-// plantedDenial reports an AWS refusal the prepared accounts of
-// unreachable are planted to draw: STS refusing the hub's Crossplane their
-// account role.
+// plantedDenial reports an AWS refusal the suite plants: STS refusing the
+// hub's Crossplane the account roles of unreachable's prepared accounts,
+// and the Tagging API refusing plantedDeployer.
 func plantedDenial(msg string) bool {
+	if strings.Contains(msg, strings.Replace(strings.Replace(plantedDeployer(), ":iam::", ":sts::", 1), ":role/", ":assumed-role/", 1)+"/") {
+		return true
+	}
 	for _, u := range unreachable {
 		if u.stack != nil && strings.Contains(msg, "is not authorized to perform: sts:AssumeRole on resource: arn:aws:iam::"+u.account+":role/") {
 			return true
@@ -390,4 +398,155 @@ func appInfraLeavesItsAccount(t *testing.T, h *site.Hub) {
 		}
 	}
 	t.Logf("%s's %d resources deleted from account %s, %s after the commit", scratchApp, len(made), clusterinfo.ExampleSpokeAccount, time.Since(start).Truncate(time.Second))
+}
+
+// plantedDeployer deploys the payments account's stack with every read the
+// program needs but tag:GetResources (fleetHubDeployers).
+func plantedDeployer() string {
+	return "arn:aws:iam::" + clusterinfo.ExampleSpokeAccount + ":role/planted-deployer"
+}
+
+// fleetHubDeployers are the fleet hub's deploying roles beside each
+// account's site.DeployerRole: plantedDeployer.
+func fleetHubDeployers() map[string]policydoc.Document {
+	d := site.DeployerPolicy()
+	st := d.Statement[0]
+	st.Action = slices.DeleteFunc(slices.Clone(st.Action), func(a string) bool { return a == "tag:GetResources" })
+	return map[string]policydoc.Document{plantedDeployer(): policydoc.NewDocument(st)}
+}
+
+// guardSees is what the payments account's delete guard must find there
+// now, from the account's ledger: every resource AWS gives an ARN (IAM's
+// roles by the spokes' role prefix, the rest by the eksfleet.io/cluster tag
+// of the hub's spokes, which each must carry), sorted as
+// preflight.Remains sorts. Resources without an ARN (a role's inline
+// policy, a route) go with the one they belong to.
+func guardSees(t *testing.T, h *site.Hub) []preflight.SpokeResource {
+	t.Helper()
+	_, example := exampleAccount(t)
+	cfg, err := site.StackConfig(filepath.Join(plant.RepoRoot(t), example.Stack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := cfg[stacks.FullKey(stacks.HubNameKey)]
+	var out []preflight.SpokeResource
+	for _, r := range h.Accounts[clusterinfo.ExampleSpokeAccount].All() {
+		switch {
+		case r.ARN == "":
+		case r.Type == "aws_iam_role" && strings.HasPrefix(r.Name, clusterinfo.SpokeRolePrefixFor(hub)):
+			out = append(out, preflight.SpokeResource{ARN: r.ARN})
+		case strings.HasPrefix(r.Tags[preflight.TagKey], hub+"-"):
+			out = append(out, preflight.SpokeResource{Cluster: r.Tags[preflight.TagKey], ARN: r.ARN})
+		default:
+			t.Errorf("%s in the payments account carries no %s=%s-<spoke>: the account's delete guard cannot find it", check.LedgerLine(r), preflight.TagKey, hub)
+		}
+	}
+	return preflight.Remains(hub, out)
+}
+
+// accountStackStays: with the example spoke (and its app's AWS resources)
+// in the payments account, `pulumi destroy --run-program` of the account's
+// stack (Pulumi.acct-payments.yaml) runs the program's pre-flight check,
+// which passes (what the account holds is the fleet's), then the stack's
+// delete guard, which refuses, naming every resource of the spoke the
+// account holds, through the AWS SDK's real requests to the stand-in,
+// authorized as the deploying role. A deploying role without
+// tag:GetResources is refused with AWS's AccessDeniedException naming
+// the action, and nothing is deleted.
+func accountStackStays(t *testing.T, h *site.Hub) {
+	ctx := context.Background()
+	id := clusterinfo.ExampleSpokeAccount
+	err := h.AccountGuard(ctx, id, site.DeployerRole(id))
+	var remains *preflight.RemainsError
+	if !errors.As(err, &remains) {
+		t.Fatalf("the payments account's guard with its spoke there: %v, want its refusal naming what remains", err)
+	}
+	want := guardSees(t, h)
+	if len(want) == 0 {
+		t.Fatal("the payments account holds nothing of the hub's spokes")
+	}
+	if diff := cmp.Diff(want, remains.Resources); diff != "" {
+		t.Errorf("what the guard names (-the account holds +named):\n%s", diff)
+	}
+	for _, s := range []string{`stack "acct-payments": account ` + id + " still holds", "nothing was deleted", "pulumi destroy --run-program again"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("the guard's refusal does not say %q:\n%v", s, err)
+		}
+	}
+	t.Logf("the payments account's stack stays, its guard naming %d resources:\n%v", len(remains.Resources), err)
+
+	err = h.AccountGuard(ctx, id, plantedDeployer())
+	for _, s := range []string{"read what account " + id + " holds", "tag:GetResources in ", "AccessDeniedException",
+		"assumed-role/planted-deployer/", "is not authorized to perform: tag:GetResources on resource: *"} {
+		if err == nil || !strings.Contains(err.Error(), s) {
+			t.Errorf("a deploying role without tag:GetResources: the guard's error does not say %q: %v", s, err)
+		}
+	}
+}
+
+// accountStackGoes: after the teardown the payments account holds only
+// what break glass abandoned (the unreachable spoke's apps' resources), so
+// its stack's delete guard still refuses, naming exactly those; once an
+// operator deletes them by hand, as break glass's help says, the stack
+// may go: its pre-flight check and delete guard pass.
+func accountStackGoes(t *testing.T, h *site.Hub) {
+	ctx := context.Background()
+	id := clusterinfo.ExampleSpokeAccount
+	want := guardSees(t, h)
+	err := h.AccountGuard(ctx, id, site.DeployerRole(id))
+	var remains *preflight.RemainsError
+	switch {
+	case len(want) == 0:
+		t.Errorf("break glass abandoned nothing in the payments account with an ARN (guard: %v)", err)
+	case !errors.As(err, &remains):
+		t.Errorf("the payments account's guard with what break glass abandoned there: %v, want its refusal naming %v", err, want)
+	default:
+		if diff := cmp.Diff(want, remains.Resources); diff != "" {
+			t.Errorf("what the guard names after the teardown (-the account holds +named):\n%s", diff)
+		}
+	}
+	acct := h.Accounts[id]
+	for _, r := range acct.All() {
+		acct.DeleteByHand(r.Kind, r.ID)
+	}
+	if err := h.AccountGuard(ctx, id, site.DeployerRole(id)); err != nil {
+		t.Errorf("the payments account's stack, the account empty: %v", err)
+	}
+}
+
+// hubUpReadsItsAccount: with a spoke in the hub's account (the restarted
+// claim's), `pulumi up -s mgmt` run again passes its pre-flight check on
+// the account as it now is: the spoke's EKS OIDC provider and launch
+// template, read through the AWS SDK's real requests, are the fleet's.
+// A launch template another team makes by hand stops it, named, with
+// nothing registered; once deleted, the check passes again.
+func hubUpReadsItsAccount(t *testing.T, h *site.Hub) {
+	ctx := context.Background()
+	role := site.DeployerRole(mocks.AccountID)
+	kinds := map[string]int{}
+	for _, r := range h.Account.All() {
+		kinds[r.Type]++
+	}
+	if kinds["aws_launch_template"] == 0 || kinds["aws_iam_openid_connect_provider"] == 0 {
+		t.Fatalf("the hub's account holds no spoke's launch template or OIDC provider to read: %v", kinds)
+	}
+	if err := h.HubPreflight(ctx, role); err != nil {
+		t.Fatalf("the hub's pulumi up with a spoke in its account: %v", err)
+	}
+	const id = "lt-0feedfacecafe0001"
+	h.Account.CreateByHand(aws.Resource{Kind: "ec2.aws.upbound.io/LaunchTemplate", Type: "aws_launch_template", ID: id, Name: id,
+		ARN: "arn:aws:ec2:eu-west-1:" + mocks.AccountID + ":launch-template/" + id, Account: mocks.AccountID,
+		Attrs: map[string]any{"region": "eu-west-1", "name": "web-batch"}, Tags: map[string]string{"team": "web"}})
+	// The engine's error wraps the program's ("1 error occurred: * ...").
+	err := h.HubPreflight(ctx, role)
+	for _, s := range []string{"account " + mocks.AccountID + " holds 1 EKS OIDC provider(s) or launch template(s) that hub mgmt's fleet did not make, nothing was created:\n" +
+		"  - launch template " + id + " (web-batch) in eu-west-1 (tags team=web)\n"} {
+		if err == nil || !strings.Contains(err.Error(), s) {
+			t.Errorf("the hub's pulumi up with another team's launch template in its account: %v\nwant it to say %q", err, s)
+		}
+	}
+	h.Account.DeleteByHand("ec2.aws.upbound.io/LaunchTemplate", id)
+	if err := h.HubPreflight(ctx, role); err != nil {
+		t.Errorf("the hub's pulumi up, the foreign launch template deleted: %v", err)
+	}
 }

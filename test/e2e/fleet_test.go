@@ -19,7 +19,10 @@ import (
 // reaches it through the account's ProviderConfig), measuring its lead
 // time to the spoke's own Flux (leadTime), then another one in the hub's
 // account, killing Crossplane and the function while it is created
-// (restartMidCreate); then deletes the program's root Kustomization as
+// (restartMidCreate); runs the payments account's stack program as
+// `pulumi destroy --run-program` does, whose delete guard must refuse while
+// the spoke is there (accountStackStays); then deletes the program's root
+// Kustomization as
 // `pulumi destroy` does, with both spokes still composed (destroy). Only
 // the example spoke's cluster is played: the hub's bootstrap installs onto
 // it, it runs its own Flux and the example app, and its API server is then
@@ -37,7 +40,7 @@ func TestHubAddsAndDestroysSpokes(t *testing.T) {
 	example, _ := exampleAccount(t)
 	accounts := fleetHubAccounts(t)
 	h := startHubWith(t, site.HubOptions{Network: "e2efleet", Prefix: netip.MustParsePrefix("10.206.0.0/16"), KillFirstUp: true, TreeCircuitBreaker: true,
-		Edit: fleetHubTree(example), Config: withFleetHubAccounts(accounts), SpokeAccounts: accounts,
+		Edit: fleetHubTree(example), Config: withFleetHubAccounts(accounts), SpokeAccounts: accounts, Deployers: fleetHubDeployers(),
 		EKS: []site.EKSOptions{{Spoke: claimName, PodCIDR: netip.MustParsePrefix("10.206.32.1/20"), Account: clusterinfo.ExampleSpokeAccount}}})
 	t.Logf("pulumi up killed %s into the FluxInstance's create: %v", site.KillAfter, h.KilledUp.Steps)
 	t.Logf("pulumi up after pulumi cancel: %v", h.FirstUp.Steps)

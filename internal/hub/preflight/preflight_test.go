@@ -219,7 +219,7 @@ func TestCheckNoSpokes(t *testing.T) {
 		`  - spoke roles: arn:aws:iam::222233334444:role/mgmt-spoke-pay-cluster`,
 		`  - mgmt-pay: arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-0, arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-1, arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-2, arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-3, arn:aws:ec2:eu-west-1:222233334444:subnet/subnet-4 and 2 more`,
 		`The hub's Crossplane deletes them through this stack's role mgmt-crossplane-account; without it they would stay in the account, out of the fleet's reach.`,
-		`Fix: remove those spokes' claims (fleet cluster remove <name>, then merge), wait until fleet status no longer lists them and this account holds none of the above, then run pulumi destroy --run-program again.`,
+		`Fix: remove those spokes' claims (fleet cluster remove <name>, then merge) and wait until fleet status no longer lists them; what remains of a spoke whose claim is already gone is what break glass left of its apps (README, "A spoke whose API cannot be reached"): delete it by hand. Then run pulumi destroy --run-program again.`,
 	}, "\n")
 	if err == nil {
 		t.Fatal("CheckNoSpokes passed with spokes left")

@@ -81,7 +81,7 @@ func (e *RemainsError) Error() string {
 	}
 	lines = append(lines,
 		"The hub's Crossplane deletes them through this stack's role "+e.Role+"; without it they would stay in the account, out of the fleet's reach.",
-		"Fix: remove those spokes' claims (fleet cluster remove <name>, then merge), wait until fleet status no longer lists them and this account holds none of the above, then run pulumi destroy --run-program again.")
+		"Fix: remove those spokes' claims (fleet cluster remove <name>, then merge) and wait until fleet status no longer lists them; what remains of a spoke whose claim is already gone is what break glass left of its apps (README, \"A spoke whose API cannot be reached\"): delete it by hand. Then run pulumi destroy --run-program again.")
 	return strings.Join(lines, "\n")
 }
 

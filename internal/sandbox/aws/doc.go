@@ -114,7 +114,11 @@
 //     finalizer (reconciler.go:1145, 1340). An EKS cluster reports its CA
 //     (certificateAuthority, a CA of its own) and endpoint once ACTIVE.
 //
-// Endpoints serves STS and Secrets Manager (see its doc).
+// Endpoints serves STS and Secrets Manager (see its doc), and the APIs
+// that read an account (STS GetCallerIdentity, EC2 DescribeRegions and
+// DescribeLaunchTemplates, IAM's role and OIDC provider lists, the Tagging
+// API's GetResources; accountapi.go) from each caller's Ledger, for the
+// program's pre-flight check and a spoke account's delete guard.
 //
 // Not modelled: IAM's own checks beyond the policies (service control
 // policies, session policies, resource policies of the resources called

@@ -14,7 +14,8 @@ import (
 )
 
 // Endpoints serves the AWS APIs the hub's and the spokes' controllers call
-// themselves (not through Crossplane): STS AssumeRoleWithWebIdentity, which
+// themselves (not through Crossplane), and those the program reads an
+// account with (accountapi.go): STS AssumeRoleWithWebIdentity, which
 // External Secrets calls with its service-account token, and Secrets
 // Manager GetSecretValue, which it calls with the credentials it got. The wire
 // formats are AWS's (STS: the query protocol, form-encoded in, XML out,
@@ -57,6 +58,12 @@ type Endpoints struct {
 	// the request's condition keys, as IAM would (Authorizer.Authorize);
 	// nil lets every call with credentials through.
 	Authorize func(roleARN, action, resource string, keys map[string]any) error
+	// Ledgers are the accounts the read APIs answer from, by ID (each
+	// caller reads its own account's; accountapi.go).
+	Ledgers map[string]*Ledger
+	// Regions are the regions enabled for the accounts (DescribeRegions);
+	// empty: Region alone.
+	Regions []string
 
 	mu       sync.Mutex
 	sessions map[string]string // access key ID to assumed role ARN
@@ -138,9 +145,13 @@ func (e *Endpoints) sts(w http.ResponseWriter, r *http.Request) {
 		e.awsError(w, true, http.StatusBadRequest, "InvalidParameterValue", err.Error())
 		return
 	}
+	if r.PostForm.Get("Action") == "GetCallerIdentity" {
+		e.getCallerIdentity(w, r)
+		return
+	}
 	if a := r.PostForm.Get("Action"); a != "AssumeRoleWithWebIdentity" {
 		e.record("sts:%s -> refused", a)
-		e.awsError(w, true, http.StatusBadRequest, "InvalidAction", "the stand-in STS serves AssumeRoleWithWebIdentity only, not "+a)
+		e.awsError(w, true, http.StatusBadRequest, "InvalidAction", "the stand-in STS serves AssumeRoleWithWebIdentity and GetCallerIdentity only, not "+a)
 		return
 	}
 	role, token := r.PostForm.Get("RoleArn"), r.PostForm.Get("WebIdentityToken")

@@ -96,13 +96,32 @@ func (l *Ledger) get(kind, id string) *Resource {
 	return l.res[kind+"/"+id]
 }
 
-func (l *Ledger) remove(kind, id string) {
+func (l *Ledger) remove(kind, id string) { l.removeAs("delete", kind, id) }
+
+// removeAs removes kind/id, logged with verb.
+func (l *Ledger) removeAs(verb, kind, id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.res, kind+"/"+id)
 	l.gen++
-	l.deleted = append(l.deleted, l.logged("delete", kind, id, ""))
+	l.deleted = append(l.deleted, l.logged(verb, kind, id, ""))
 }
+
+// CreateByHand makes r outside Crossplane, as another team or an
+// operator does with AWS's console or CLI: "<time> create <kind> <id> (by
+// hand)". r must carry what AWS would give it (its ID and ARN).
+func (l *Ledger) CreateByHand(r Resource) {
+	r.Owner = "by hand"
+	if r.Created.IsZero() {
+		r.Created = time.Now()
+	}
+	l.put(&r)
+}
+
+// DeleteByHand deletes a resource outside Crossplane, as an operator
+// does with AWS's console or CLI (what break glass's help asks for the
+// resources it abandons): "<time> delete by hand <kind> <id>".
+func (l *Ledger) DeleteByHand(kind, id string) { l.removeAs("delete by hand", kind, id) }
 
 // logged logs "<time> <verb> <kind> <id><detail>" and returns kind/id at
 // that time; l.mu is held.

@@ -76,6 +76,11 @@ type HubOptions struct {
 	// hub's, each prepared as `pulumi up` of its spoke-account stack
 	// prepares it (the program's run under the mocks, as the hub's).
 	SpokeAccounts []SpokeAccount
+	// Deployers are roles beside each account's DeployerRole that may
+	// run the hub's or a spoke account's stack program (HubPreflight,
+	// AccountGuard), by ARN, each with its inline policy (a planted role
+	// missing a permission).
+	Deployers map[string]policydoc.Document
 	// TreeCircuitBreaker runs the hub's Crossplane with the XR circuit
 	// breaker the tree sets (Crossplane's defaults), not the suite's raise
 	// (CircuitBreakerBurst, CircuitBreakerRefillRate): the hub then runs
@@ -128,6 +133,10 @@ type Hub struct {
 	Accounts map[string]*aws.Ledger
 	// accountStacks are what each spoke account's stack made, by ID.
 	accountStacks map[string]*mocks.Mocks
+	// spokeAccounts are HubOptions.SpokeAccounts by ID, with the checkout
+	// their stacks are in, for AccountGuard.
+	spokeAccounts map[string]SpokeAccount
+	repoRoot      string
 	// Endpoints are the AWS APIs the hub's controllers call directly.
 	Endpoints *aws.Endpoints
 	// EKS are the spokes' EKS clusters the suite plays, by spoke name:
@@ -413,7 +422,7 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string, opts HubOptio
 	}
 	h.Account = aws.NewLedger()
 	h.Accounts = map[string]*aws.Ledger{mocks.AccountID: h.Account}
-	h.accountStacks = map[string]*mocks.Mocks{}
+	h.accountStacks, h.spokeAccounts, h.repoRoot = map[string]*mocks.Mocks{}, map[string]SpokeAccount{}, opts.RepoRoot
 	for _, a := range opts.SpokeAccounts {
 		if _, dup := h.Accounts[a.ID]; dup {
 			return fmt.Errorf("spoke account %s: listed twice, or the hub's", a.ID)
@@ -422,7 +431,13 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string, opts HubOptio
 		if err != nil {
 			return err
 		}
-		h.Accounts[a.ID], h.accountStacks[a.ID] = aws.NewLedger(), m
+		h.Accounts[a.ID], h.accountStacks[a.ID], h.spokeAccounts[a.ID] = aws.NewLedger(), m, a
+	}
+	// The read APIs (the program's pre-flight check, a spoke account's
+	// delete guard) answer each caller from its account.
+	h.Endpoints.Ledgers, h.Endpoints.Regions = h.Accounts, aws.DefaultRegions
+	if !slices.Contains(aws.DefaultRegions, h.Endpoints.Region) {
+		h.Endpoints.Regions = append(slices.Clone(aws.DefaultRegions), h.Endpoints.Region)
 	}
 	// Roles Crossplane created (a spoke's IRSA roles) exist in the
 	// account it made them in.
@@ -481,6 +496,12 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string, opts HubOptio
 			trusts[str(role.State, "arn")] = d
 		}
 	}
+	for id := range h.Accounts {
+		roles[DeployerRole(id)] = aws.Role{Inline: []policydoc.Document{DeployerPolicy()}}
+	}
+	for arn, d := range opts.Deployers {
+		roles[arn] = aws.Role{Inline: []policydoc.Document{d}}
+	}
 	authz, err := aws.NewAuthorizer(toolDir, policies, roles)
 	if err != nil {
 		return err
@@ -500,7 +521,12 @@ func (h *Hub) startAWS(ctx context.Context, cfg map[string]string, opts HubOptio
 		}
 	}
 	h.Endpoints.Authorize = func(role, action, resource string, keys map[string]any) error {
-		return authz.Authorize(role, mocks.AccountID, h.Account, action, resource, keys)
+		id := accountOfARN(role)
+		l, ok := h.Accounts[id]
+		if !ok {
+			id, l = mocks.AccountID, h.Account
+		}
+		return authz.Authorize(role, id, l, action, resource, keys)
 	}
 	h.AWS = &aws.Provider{Client: h.Cluster.Client, Module: dir, Account: mocks.AccountID, Partition: "aws", Ledger: h.Account,
 		Accounts: h.Accounts, AddonVersions: addons, IAM: authz,

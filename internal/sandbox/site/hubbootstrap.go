@@ -93,7 +93,7 @@ func CaptureAccount(stack, id string, edit func(map[string]string)) (*mocks.Mock
 		edit(cfg)
 	}
 	m := mocks.New()
-	m.Account, m.CallerARN = id, "arn:aws:iam::"+id+":role/platform-deployer"
+	m.Account, m.CallerARN = id, DeployerRole(id)
 	if err := m.Run(cfg, hub.Program(m)); err != nil {
 		return nil, fmt.Errorf("spoke account %s (%s): %w", id, filepath.Base(stack), err)
 	}

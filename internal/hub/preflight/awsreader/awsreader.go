@@ -47,6 +47,8 @@ func InventoryActions() []string {
 func RemainsActions() []string {
 	return []string{
 		"ec2:DescribeRegions",
+		"iam:ListOpenIDConnectProviderTags",
+		"iam:ListOpenIDConnectProviders",
 		"iam:ListRoles",
 		"sts:GetCallerIdentity",
 		"tag:GetResources",
@@ -196,7 +198,11 @@ func ec2Tags(tags []ec2types.Tag) map[string]string {
 
 // Remains implements preflight.Reader: the Resource Groups Tagging API's
 // resources carrying key (any value) in every region enabled for the
-// account, and IAM's roles named rolePrefix*.
+// account, IAM's roles named rolePrefix*, and the EKS issuers' OIDC
+// providers carrying key. The Tagging API's GetResources does not list IAM
+// users and roles (its API reference, "Services that support the Resource
+// Groups Tagging API"), and does not say that it lists OIDC providers, an
+// IAM resource without a region: IAM's own list calls find both.
 func (r Reader) Remains(ctx context.Context, q preflight.Query, key, rolePrefix string) ([]preflight.SpokeResource, error) {
 	cfg, err := r.config(ctx, q)
 	if err != nil {
@@ -238,6 +244,15 @@ func (r Reader) Remains(ctx context.Context, q preflight.Query, key, rolePrefix 
 			if strings.HasPrefix(aws.ToString(role.RoleName), rolePrefix) {
 				out = append(out, preflight.SpokeResource{ARN: aws.ToString(role.Arn)})
 			}
+		}
+	}
+	providers, err := oidcProviders(ctx, iam.NewFromConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range providers {
+		if v, ok := p.Tags[key]; ok {
+			out = append(out, preflight.SpokeResource{Cluster: v, ARN: p.ARN})
 		}
 	}
 	return out, nil

@@ -242,6 +242,15 @@ func TestRemains(t *testing.T) {
 				vpcs[v.cluster] = "arn:aws:ec2:" + v.region + ":" + account + ":vpc/" + aws.ToString(out.Vpc.VpcId)
 			}
 		}
+		for _, v := range []struct{ id, cluster string }{{"PAY", "mgmt-pay"}, {"WEB", ""}} {
+			in := &iam.CreateOpenIDConnectProviderInput{Url: aws.String("https://oidc.eks.eu-west-1.amazonaws.com/id/" + v.id), ClientIDList: []string{"sts.amazonaws.com"}}
+			if v.cluster != "" {
+				in.Tags = []iamtypes.Tag{{Key: aws.String("eksfleet.io/cluster"), Value: aws.String(v.cluster)}}
+			}
+			if _, err := iam.NewFromConfig(cfg).CreateOpenIDConnectProvider(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for _, name := range []string{"mgmt-spoke-pay-cluster", "mgmt-crossplane-account", "web-admin"} {
 			if _, err := iam.NewFromConfig(cfg).CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(name), AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)}); err != nil {
 				t.Fatal(err)
@@ -258,6 +267,7 @@ func TestRemains(t *testing.T) {
 	want := []preflight.SpokeResource{
 		{ARN: "arn:aws:iam::" + account + ":role/mgmt-spoke-pay-cluster"},
 		{Cluster: "mgmt-pay", ARN: vpcs["mgmt-pay"]},
+		{Cluster: "mgmt-pay", ARN: "arn:aws:iam::" + account + ":oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/PAY"},
 		{Cluster: "mgmt-web", ARN: vpcs["mgmt-web"]},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
