@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -319,11 +318,7 @@ func (e *Endpoints) tagging(w http.ResponseWriter, r *http.Request, region strin
 			Values []string
 		}
 	}
-	body, err := io.ReadAll(r.Body)
-	if err == nil {
-		err = json.NewDecoder(bytes.NewReader(body)).Decode(&in)
-	}
-	if err != nil {
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		e.refuse(w, "tag:", "InvalidParameterException: "+err.Error())
 		return
 	}
