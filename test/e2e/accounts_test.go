@@ -91,7 +91,7 @@ var unreachable = []struct {
 // hub's Crossplane the account roles of unreachable's prepared accounts,
 // and the Tagging API refusing plantedDeployer.
 func plantedDenial(msg string) bool {
-	if strings.Contains(msg, strings.Replace(strings.Replace(plantedDeployer(), ":iam::", ":sts::", 1), ":role/", ":assumed-role/", 1)+"/") {
+	if strings.Contains(msg, aws.AssumedRoleARN(plantedDeployer(), "")) {
 		return true
 	}
 	for _, u := range unreachable {
@@ -477,7 +477,7 @@ func accountStackStays(t *testing.T, h *site.Hub) {
 
 	err = h.AccountGuard(ctx, id, plantedDeployer())
 	for _, s := range []string{"read what account " + id + " holds", "tag:GetResources in ", "AccessDeniedException",
-		"assumed-role/planted-deployer/", "is not authorized to perform: tag:GetResources on resource: *"} {
+		aws.AssumedRoleARN(plantedDeployer(), ""), "is not authorized to perform: tag:GetResources on resource: *"} {
 		if err == nil || !strings.Contains(err.Error(), s) {
 			t.Errorf("a deploying role without tag:GetResources: the guard's error does not say %q: %v", s, err)
 		}

@@ -189,7 +189,7 @@ func (e *Endpoints) getCallerIdentity(w http.ResponseWriter, r *http.Request) {
 	const session = "eks-fleet-deployer"
 	w.Header().Set("Content-Type", "text/xml")
 	fmt.Fprintf(w, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>%s</Arn><UserId>AROA%s:%s</UserId><Account>%s</Account></GetCallerIdentityResult><ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></GetCallerIdentityResponse>`,
-		xmlEscape(strings.Replace(strings.Replace(role, ":iam::", ":sts::", 1), ":role/", ":assumed-role/", 1)+"/"+session),
+		xmlEscape(AssumedRoleARN(role, session)),
 		strings.ToUpper(randomHex(17)), session, accountOf(role), randomUUID())
 }
 
@@ -217,7 +217,7 @@ func (e *Endpoints) ec2(w http.ResponseWriter, r *http.Request, region string) {
 			return
 		}
 		fmt.Fprintf(&b, `<DescribeLaunchTemplatesResponse xmlns="%s"><requestId>%s</requestId><launchTemplates>`, ns, randomUUID())
-		for _, t := range find(e.ledgerOf(role), func(x Resource) bool { return x.Type == "aws_launch_template" && x.Attrs["region"] == region }) {
+		for _, t := range e.ledgerOf(role).Find("", func(x Resource) bool { return x.Type == "aws_launch_template" && x.Attrs["region"] == region }) {
 			name, _ := t.Attrs["name"].(string)
 			fmt.Fprintf(&b, `<item><launchTemplateId>%s</launchTemplateId><launchTemplateName>%s</launchTemplateName><createTime>%s</createTime><defaultVersionNumber>1</defaultVersionNumber><latestVersionNumber>%d</latestVersionNumber><tagSet>`,
 				xmlEscape(t.ID), xmlEscape(name), t.Created.UTC().Format(time.RFC3339), t.Updates+1)
@@ -254,7 +254,7 @@ func (e *Endpoints) iam(w http.ResponseWriter, r *http.Request) {
 		}
 		type listed struct{ name, arn string }
 		var roles []listed
-		for _, x := range find(l, func(x Resource) bool { return x.Type == "aws_iam_role" }) {
+		for _, x := range l.Find("", func(x Resource) bool { return x.Type == "aws_iam_role" }) {
 			roles = append(roles, listed{x.Name, x.ARN})
 		}
 		for arn := range e.Roles {
@@ -275,7 +275,7 @@ func (e *Endpoints) iam(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		b.WriteString(`<OpenIDConnectProviderList>`)
-		for _, x := range find(l, func(x Resource) bool { return x.Type == "aws_iam_openid_connect_provider" }) {
+		for _, x := range l.Find("", func(x Resource) bool { return x.Type == "aws_iam_openid_connect_provider" }) {
 			fmt.Fprintf(&b, `<member><Arn>%s</Arn></member>`, xmlEscape(x.ARN))
 		}
 		b.WriteString(`</OpenIDConnectProviderList>`)
@@ -284,7 +284,7 @@ func (e *Endpoints) iam(w http.ResponseWriter, r *http.Request) {
 		if !e.allowed(w, role, "iam:ListOpenIDConnectProviderTags", arn) {
 			return
 		}
-		found := find(l, func(x Resource) bool { return x.Type == "aws_iam_openid_connect_provider" && x.ARN == arn })
+		found := l.Find("", func(x Resource) bool { return x.Type == "aws_iam_openid_connect_provider" && x.ARN == arn })
 		if len(found) == 0 {
 			e.refuse(w, "iam:", "NoSuchEntity: OpenIDConnect Provider not found for arn "+arn)
 			return
@@ -332,7 +332,7 @@ func (e *Endpoints) tagging(w http.ResponseWriter, r *http.Request, region strin
 		Tags        []tag
 	}
 	out := []mapping{}
-	for _, x := range find(e.ledgerOf(role), func(x Resource) bool {
+	for _, x := range e.ledgerOf(role).Find("", func(x Resource) bool {
 		parts := strings.SplitN(x.ARN, ":", 6)
 		if len(parts) != 6 || parts[2] == "iam" || parts[3] != region {
 			return false
@@ -353,9 +353,4 @@ func (e *Endpoints) tagging(w http.ResponseWriter, r *http.Request, region strin
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	_ = json.NewEncoder(w).Encode(map[string]any{"PaginationToken": "", "ResourceTagMappingList": out})
-}
-
-// find is every resource of l that match accepts.
-func find(l *Ledger, match func(Resource) bool) []Resource {
-	return slices.DeleteFunc(l.All(), func(r Resource) bool { return !match(r) })
 }

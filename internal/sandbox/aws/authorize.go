@@ -355,13 +355,20 @@ func (a *Authorizer) authorize(roleARN, account string, l *Ledger, reqs []reques
 	return nil
 }
 
+// AssumedRoleARN is the ARN of a session of the role roleARN as AWS names
+// its caller (arn:PARTITION:sts::ACCOUNT:assumed-role/NAME/SESSION); with
+// session "" it is the prefix every session of the role shares.
+func AssumedRoleARN(roleARN, session string) string {
+	return strings.Replace(strings.Replace(roleARN, ":iam::", ":sts::", 1), ":role/", ":assumed-role/", 1) + "/" + session
+}
+
 // deniedMessage is AWS's refusal: EC2's UnauthorizedOperation, every other
 // service's AccessDenied(Exception), both naming the caller, the action and
 // the resource ("User: ... is not authorized to perform: ... on resource:
 // ... because ...", the form AWS's access denied messages take since 2021;
 // EC2 appends an encoded authorization message, which is not modelled).
 func deniedMessage(roleARN, session, action, resource, why string) string {
-	sts := strings.Replace(strings.Replace(roleARN, ":iam::", ":sts::", 1), ":role/", ":assumed-role/", 1) + "/" + session
+	sts := AssumedRoleARN(roleARN, session)
 	body := fmt.Sprintf("User: %s is not authorized to perform: %s on resource: %s %s", sts, action, resource, why)
 	svc, _, _ := strings.Cut(action, ":")
 	switch svc {

@@ -193,12 +193,12 @@ func (l *Ledger) All() []Resource {
 	return out
 }
 
-// Find returns the resources of kind (Group/Kind, or Kind alone) for
-// which match is true (nil: all).
+// Find returns the resources of kind (Group/Kind, Kind alone, or "" for
+// every kind) for which match is true (nil: all).
 func (l *Ledger) Find(kind string, match func(Resource) bool) []Resource {
 	var out []Resource
 	for _, r := range l.All() {
-		if r.Kind != kind && !strings.HasSuffix(r.Kind, "/"+kind) {
+		if kind != "" && r.Kind != kind && !strings.HasSuffix(r.Kind, "/"+kind) {
 			continue
 		}
 		if match == nil || match(r) {

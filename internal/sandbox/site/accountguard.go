@@ -83,34 +83,26 @@ func (h *Hub) AccountGuard(ctx context.Context, id, role string) error {
 	if !ok {
 		return fmt.Errorf("no spoke account %s in the stand-in", id)
 	}
-	cfg, err := StackConfig(filepath.Join(h.repoRoot, a.Stack))
-	if err != nil {
-		return err
-	}
-	if a.Config != nil {
-		a.Config(cfg)
-	}
 	srv := httptest.NewServer(h.Endpoints.Handler())
 	defer srv.Close()
 	reader := h.reader(srv.URL, role)
-	m := mocks.New()
-	m.Account, m.CallerARN = id, role
-	m.Stack = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(a.Stack), "Pulumi."), ".yaml")
 	var guard *deleteguard.DeleteGuard
-	err = m.Run(cfg, func(pctx *pulumi.Context) error {
-		acfg, errs := stacks.AccountFromValues(stacks.Read(pctx))
-		if len(errs) > 0 {
-			return stacks.Join(pctx.Stack(), errs)
+	_, err := runAccount(filepath.Join(h.repoRoot, a.Stack), id, role, a.Config, func(*mocks.Mocks) pulumi.RunFunc {
+		return func(pctx *pulumi.Context) error {
+			acfg, errs := stacks.AccountFromValues(stacks.Read(pctx))
+			if len(errs) > 0 {
+				return stacks.Join(pctx.Stack(), errs)
+			}
+			acct, err := hub.BuildAccount(pctx, acfg, reader)
+			if err != nil {
+				return err
+			}
+			guard = acct.Account.Guard
+			return nil
 		}
-		acct, err := hub.BuildAccount(pctx, acfg, reader)
-		if err != nil {
-			return err
-		}
-		guard = acct.Account.Guard
-		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("spoke account %s (%s): %w", id, filepath.Base(a.Stack), err)
+		return err
 	}
 	return guard.Check(ctx)
 }

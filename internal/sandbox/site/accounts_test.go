@@ -1,6 +1,7 @@
 package site
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/treeedit"
+	"github.com/gitops-fleet/eks-fleet/stacks"
 )
 
 // TestPreparedAccounts: the repository's payments stack prepares the fleet
@@ -77,5 +79,29 @@ func TestPreparedAccounts(t *testing.T) {
 				t.Errorf("%s\nmissing (-want +got):\n%s", tc.reason, d)
 			}
 		})
+	}
+}
+
+// TestCaptureAccountRunsAsItsStack: the spoke account's resources are made
+// as `pulumi up -s acct-payments` makes them, each AWS resource that takes
+// tags tagged with that stack's name, the name the delete guard later runs
+// as.
+func TestCaptureAccountRunsAsItsStack(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := CaptureAccount(filepath.Join(root, "Pulumi.acct-payments.yaml"), clusterinfo.ExampleSpokeAccount, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, r := range m.Resources() {
+		if tags, ok := plain(r.Inputs["tags"]).(map[string]any); ok && r.Custom {
+			got[fmt.Sprint(tags[stacks.StackTagKey])]++
+		}
+	}
+	if len(got) != 1 || got["acct-payments"] == 0 {
+		t.Errorf("the account's tagged resources by their %s tag: %v, want all acct-payments", stacks.StackTagKey, got)
 	}
 }

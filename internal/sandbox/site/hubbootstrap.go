@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
@@ -85,6 +86,13 @@ func captureHub(cfg map[string]string, prior *mocks.Mocks) (*HubBootstrap, error
 // stack file stack does with credentials of account id, under the mocks,
 // config edited by edit (if set) first, and returns what it made.
 func CaptureAccount(stack, id string, edit func(map[string]string)) (*mocks.Mocks, error) {
+	return runAccount(stack, id, DeployerRole(id), edit, func(m *mocks.Mocks) pulumi.RunFunc { return hub.Program(m) })
+}
+
+// runAccount runs program (given the mocks it runs under) as the
+// spoke-account stack file stack is run, as its stack, with credentials of
+// role in account id, config edited by edit (if set) first.
+func runAccount(stack, id, role string, edit func(map[string]string), program func(*mocks.Mocks) pulumi.RunFunc) (*mocks.Mocks, error) {
 	cfg, err := StackConfig(stack)
 	if err != nil {
 		return nil, err
@@ -93,8 +101,9 @@ func CaptureAccount(stack, id string, edit func(map[string]string)) (*mocks.Mock
 		edit(cfg)
 	}
 	m := mocks.New()
-	m.Account, m.CallerARN = id, DeployerRole(id)
-	if err := m.Run(cfg, hub.Program(m)); err != nil {
+	m.Account, m.CallerARN = id, role
+	m.Stack = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(stack), "Pulumi."), ".yaml")
+	if err := m.Run(cfg, program(m)); err != nil {
 		return nil, fmt.Errorf("spoke account %s (%s): %w", id, filepath.Base(stack), err)
 	}
 	return m, nil
