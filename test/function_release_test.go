@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -73,23 +74,31 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		out, observed := convergeReady(t, p)
-		settled := fnjson.TTLFor(out, observed)
+		settled := fnjson.TTLFor(out, observed, nil, time.Time{})
 		if settled != fnjson.SettledTTL {
 			t.Errorf("%s: converged with every composed resource Ready, the TTL is %s, want %s (settled): pending %q, under way %q, conditions %v",
 				name, settled, fnjson.SettledTTL, out.Pending, out.Progressing, out.Notices)
 		}
 		// The response's TTLs are output too: they decide how often every
-		// hub re-applies every spoke (issue 45), while it is made and once
-		// it is settled.
+		// hub re-applies every spoke (issue 45), while it is made, once it
+		// has waited long for the same thing, and once it is settled; and
+		// so is the Settled condition that says what it waits for.
+		wait := fnjson.Waiting(first, nil)
+		long := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		waited := map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": fnjson.SettledCondition,
+			"status": "False", "reason": fnjson.ReasonWaiting, "message": wait, "lastTransitionTime": long.Format(time.RFC3339)}}}}
 		b, err := json.Marshal(struct {
-			Spoke      string
-			Objects    map[string]compose.Object
-			Status     map[string]any
-			Pending    []string
-			Notices    []compose.Notice
-			TTL        string `json:",omitempty"`
-			PendingTTL string `json:",omitempty"`
-		}{name, out.Objects, out.Status, out.Pending, out.Notices, ttlSince(settled), fnjson.TTLFor(first, nil)})
+			Spoke       string
+			Objects     map[string]compose.Object
+			Status      map[string]any
+			Pending     []string
+			Notices     []compose.Notice
+			TTL         string `json:",omitempty"`
+			PendingTTL  string `json:",omitempty"`
+			Waiting     string `json:",omitempty"`
+			LongWaitTTL string `json:",omitempty"`
+		}{name, out.Objects, out.Status, out.Pending, out.Notices, ttlSince(settled), fnjson.TTLFor(first, nil, nil, time.Time{}),
+			wait, fnjson.TTLFor(first, nil, waited, long.Add(fnjson.LongWait))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
@@ -54,9 +56,37 @@ const ClaimNameLabel = "crossplane.io/claim-name"
 // where function-sdk-go's default of one minute (response.DefaultTTL)
 // cost each spoke about 115 writes a minute (issue 45,
 // docs/performance.md).
+//
+// A wait that has lasted LongWait unchanged (Waiting says the same) is
+// run again after SettledTTL too: the breaker opens on a burst of changes,
+// and a burst changes what the composite waits for or comes within
+// minutes of such a change, so ten minutes on the breaker has let events
+// through again for five and a wait that goes on (a spoke the hub cannot
+// reach, an add-on version no region offers) is woken by whatever ends it.
+// Without it such a spoke was re-applied every 30 s for as long as it
+// waited, three reconciles a minute where its events alone make two
+// (issue 45, docs/performance.md).
 const (
 	SettledTTL = "600s"
 	PendingTTL = "30s"
+	LongWait   = 10 * time.Minute
+)
+
+// SettledCondition is the composite's condition (not the claim's: its
+// Ready says as much) that says whether the composite waits for anything:
+// True (reason Settled) once nothing does, False (reason Waiting) with
+// Waiting's message while anything does. Crossplane keeps a condition's
+// lastTransitionTime while its type, status, reason and message stay the
+// same (crossplane apis/v2 core/v2/condition.go:114-125, 193-215, as the
+// composite reconciler sets a function's conditions: composite
+// reconciler.go:968-976), so the observed composite's condition says since
+// when the composite has waited for what it waits for now.
+const SettledCondition = "Settled"
+
+// Reasons of SettledCondition.
+const (
+	ReasonSettled = "Settled"
+	ReasonWaiting = "Waiting"
 )
 
 // Protobuf enum names as protojson writes them.
@@ -146,9 +176,15 @@ func Run(request []byte) ([]byte, error) {
 // from its proto message without the JSON text calls it directly. The
 // response shares req's desired state and context.
 func Answer(req *Request) *Response {
+	return AnswerAt(req, time.Now())
+}
+
+// AnswerAt is Answer at time now (what the TTL of a wait is measured
+// against).
+func AnswerAt(req *Request, now time.Time) *Response {
 	rsp := &Response{Desired: req.Desired, Context: req.Context}
 	rsp.Meta.Tag, rsp.Meta.TTL = req.Meta.Tag, PendingTTL
-	if err := compose1(req, rsp); err != nil {
+	if err := compose1(req, rsp, now); err != nil {
 		rsp.Results = append(rsp.Results, Result{Severity: severityFatal, Message: err.Error(), Target: targetComposite})
 		if se := (*compose.SpecError)(nil); errors.As(err, &se) {
 			// Crossplane applies the conditions of a fatal response
@@ -165,7 +201,7 @@ func Answer(req *Request) *Response {
 // compose1 composes the spoke into rsp: every desired composed resource with
 // its readiness, the XR status and readiness, and the notices as results
 // and conditions.
-func compose1(req *Request, rsp *Response) error {
+func compose1(req *Request, rsp *Response, now time.Time) error {
 	p, err := Params(req.Input, req.Observed.Composite.resource())
 	if err != nil {
 		return err
@@ -193,7 +229,7 @@ func compose1(req *Request, rsp *Response) error {
 		}
 		rsp.Desired.Resources[key] = r
 	}
-	rsp.Meta.TTL = TTLFor(out, p.Observed)
+	rsp.Meta.TTL = TTLFor(out, p.Observed, req.Observed.Composite.resource(), now)
 	xr := rsp.Desired.Composite
 	if xr == nil {
 		xr = &Resource{}
@@ -229,28 +265,83 @@ func compose1(req *Request, rsp *Response) error {
 		}
 		rsp.Conditions = append(rsp.Conditions, Condition{Type: n.Type, Status: statusFalse, Reason: reason, Message: &msg, Target: targetCompositeClam})
 	}
+	settled := Condition{Type: SettledCondition, Status: statusTrue, Reason: ReasonSettled, Target: targetComposite}
+	if wait := Waiting(out, p.Observed); wait != "" {
+		settled.Status, settled.Reason, settled.Message = statusFalse, ReasonWaiting, &wait
+	}
+	rsp.Conditions = append(rsp.Conditions, settled)
 	return nil
 }
 
 // TTLFor is the TTL of a composite for which the function composed out
-// from observed: SettledTTL once nothing waits (nothing withheld or under
-// way, every composed resource observed Ready, every condition True),
-// PendingTTL while anything does.
-func TTLFor(out compose.Composed, observed map[string]compose.Object) string {
-	if len(out.Pending) > 0 || len(out.Progressing) > 0 {
-		return PendingTTL
+// from observed, the composite xr as Crossplane observed it, at time now:
+// SettledTTL once nothing waits (Waiting says nothing) or the wait has
+// lasted LongWait unchanged (xr's SettledCondition False with the same
+// message since then), PendingTTL while anything else does.
+func TTLFor(out compose.Composed, observed map[string]compose.Object, xr map[string]any, now time.Time) string {
+	wait := Waiting(out, observed)
+	if wait == "" {
+		return SettledTTL
+	}
+	if since, ok := waitingSince(xr, wait); ok && now.Sub(since) >= LongWait {
+		return SettledTTL
+	}
+	return PendingTTL
+}
+
+// Waiting says what the composite composed as out from observed waits for,
+// "" when nothing: the parts withheld (each part's own reason), what is
+// under way, whether any composed resource is not Ready, and which
+// conditions are False. It names stages, not each composed resource, so
+// that it changes as the spoke moves from one stage to the next, not with
+// every resource that turns Ready: each change of the message is a status
+// write of the composite, and so one more reconcile of it (Crossplane
+// watches the composite itself with no predicate, definition/
+// reconciler.go:658-664).
+func Waiting(out compose.Composed, observed map[string]compose.Object) string {
+	var wait []string
+	if len(out.Pending) > 0 {
+		wait = append(wait, "withheld: "+strings.Join(slices.Sorted(slices.Values(out.Pending)), "; "))
+	}
+	if len(out.Progressing) > 0 {
+		wait = append(wait, "under way: "+strings.Join(slices.Sorted(slices.Values(out.Progressing)), "; "))
 	}
 	for key := range out.Objects {
 		if !compose.BootstrapReady(observed[key]) {
-			return PendingTTL
+			wait = append(wait, "composed resources not Ready")
+			break
 		}
 	}
+	var conds []string
 	for _, n := range out.Notices {
 		if !n.Status {
-			return PendingTTL
+			conds = append(conds, n.Type)
 		}
 	}
-	return SettledTTL
+	if len(conds) > 0 {
+		wait = append(wait, "conditions False: "+strings.Join(slices.Sorted(slices.Values(conds)), ", "))
+	}
+	return strings.Join(wait, ". ")
+}
+
+// waitingSince is when xr's SettledCondition turned False with message wait
+// (its lastTransitionTime), false when it has no such condition.
+func waitingSince(xr map[string]any, wait string) (time.Time, bool) {
+	status, _ := xr["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] != SettledCondition {
+			continue
+		}
+		if m["status"] != "False" || m["reason"] != ReasonWaiting || m["message"] != wait {
+			return time.Time{}, false
+		}
+		at, _ := m["lastTransitionTime"].(string)
+		t, err := time.Parse(time.RFC3339, at)
+		return t, err == nil
+	}
+	return time.Time{}, false
 }
 
 // hasCondition reports whether the object o has a condition of type typ.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -77,11 +78,9 @@ func TestFatal(t *testing.T) {
 	}
 }
 
-// A spec the function refuses (here an account the hub does not list) is
-// a fatal result on the XR and a SpecAccepted=False condition, naming why,
-// on the XR and its claim, composing nothing; once a refused spec is
-// accepted the condition turns True; a spec never refused gets none.
-func TestSpecRefusedOnTheClaim(t *testing.T) {
+// exampleInput is the example hub's input to the function (protojson).
+func exampleInput(t *testing.T) map[string]any {
+	t.Helper()
 	in, err := compose.InputFrom(clusterinfo.Example())
 	if err != nil {
 		t.Fatal(err)
@@ -91,15 +90,26 @@ func TestSpecRefusedOnTheClaim(t *testing.T) {
 	if err := json.Unmarshal(b, &input); err != nil {
 		t.Fatal(err)
 	}
-	spec := func(account string) map[string]any {
-		s := workloadcluster.Spec{Region: "eu-west-1", KubernetesVersion: "1.35", VPCCIDR: "10.30.0.0/16", AvailabilityZones: 3, NATMode: "single",
-			Nodes:             workloadcluster.Nodes{InstanceTypes: []string{"m7i.large"}, Min: 2, Desired: 2, Max: 4},
-			PublicAccessCIDRs: []string{"203.0.113.0/24"}, AdminPrincipalARNs: []string{"arn:aws:iam::111122223333:role/ops"}, Account: account}
-		out := map[string]any{}
-		b, _ := json.Marshal(s)
-		_ = json.Unmarshal(b, &out)
-		return out
-	}
+	return input
+}
+
+// exampleSpec is a claim's spec (JSON) in account ("" the hub's own).
+func exampleSpec(account string) map[string]any {
+	s := workloadcluster.Spec{Region: "eu-west-1", KubernetesVersion: "1.35", VPCCIDR: "10.30.0.0/16", AvailabilityZones: 3, NATMode: "single",
+		Nodes:             workloadcluster.Nodes{InstanceTypes: []string{"m7i.large"}, Min: 2, Desired: 2, Max: 4},
+		PublicAccessCIDRs: []string{"203.0.113.0/24"}, AdminPrincipalARNs: []string{"arn:aws:iam::111122223333:role/ops"}, Account: account}
+	out := map[string]any{}
+	b, _ := json.Marshal(s)
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// A spec the function refuses (here an account the hub does not list) is
+// a fatal result on the XR and a SpecAccepted=False condition, naming why,
+// on the XR and its claim, composing nothing; once a refused spec is
+// accepted the condition turns True; a spec never refused gets none.
+func TestSpecRefusedOnTheClaim(t *testing.T) {
+	input, spec := exampleInput(t), exampleSpec
 	refused := map[string]any{"type": compose.SpecAcceptedCondition, "status": statusFalse, "reason": "Refused"}
 	cases := map[string]struct {
 		reason     string
@@ -150,9 +160,12 @@ func TestSpecRefusedOnTheClaim(t *testing.T) {
 	}
 }
 
-// A composite is run again after SettledTTL only once nothing waits, and
-// after PendingTTL while anything does: whatever Crossplane's circuit
-// breaker drops while a spoke is made or changed costs at most that.
+// A composite is run again after SettledTTL once nothing waits, and after
+// PendingTTL while anything does, until the same wait has lasted LongWait:
+// whatever Crossplane's circuit breaker drops while a spoke is made or
+// changed costs at most PendingTTL, and a spoke that waits for good (one
+// the hub cannot reach) is not re-applied every 30 s for as long as it
+// does.
 func TestTTLFor(t *testing.T) {
 	ready := compose.Object{"kind": "VPC", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}
 	creating := compose.Object{"kind": "VPC", "status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "Creating"}}}}
@@ -161,33 +174,122 @@ func TestTTLFor(t *testing.T) {
 	reapplying := compose.Object{"kind": "Kustomization", "status": map[string]any{"lastAppliedRevision": "main@sha1:0123",
 		"conditions": []any{map[string]any{"type": "Ready", "status": "Unknown", "reason": "Progressing"}}}}
 	objects := map[string]compose.Object{"vpc": {"kind": "VPC"}, "step": {"kind": "Kustomization"}}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	// xr is the observed composite whose Settled condition turned to
+	// status, reason and message ago.
+	xr := func(status, reason, message string, ago time.Duration) map[string]any {
+		return map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "False", "reason": "Creating", "lastTransitionTime": now.Add(-time.Hour).Format(time.RFC3339)},
+			map[string]any{"type": SettledCondition, "status": status, "reason": reason, "message": message, "lastTransitionTime": now.Add(-ago).Format(time.RFC3339)},
+		}}}
+	}
+	const notReady = "composed resources not Ready"
 	cases := map[string]struct {
 		reason   string
 		out      compose.Composed
 		observed map[string]compose.Object
+		xr       map[string]any
 		want     string
+		wait     string
 	}{
 		"Settled": {reason: "Everything composed is Ready and every condition True.",
 			out:      compose.Composed{Objects: objects, Notices: []compose.Notice{{Type: compose.NodeGroupCondition, Status: true}}},
 			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: SettledTTL},
 		"Withheld": {reason: "A part waits for what AWS has not reported yet.",
 			out:      compose.Composed{Objects: objects, Pending: []string{"node group default waits for cluster pay-eks to be active"}},
-			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL},
+			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL,
+			wait: "withheld: node group default waits for cluster pay-eks to be active"},
 		"NotReady": {reason: "A composed resource AWS is still creating.",
-			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": creating, "step": reapplying}, want: PendingTTL},
+			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": creating, "step": reapplying}, want: PendingTTL, wait: notReady},
 		"NotObserved": {reason: "A composed resource Crossplane has not created yet.",
-			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": ready}, want: PendingTTL},
+			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": ready}, want: PendingTTL, wait: notReady},
 		"Upgrading": {reason: "Between an upgrade's stages everything stays Ready.",
 			out:      compose.Composed{Objects: objects, Progressing: []string{"Kubernetes upgrade to 1.36: control plane at 1.35"}},
-			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL},
+			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL,
+			wait: "under way: Kubernetes upgrade to 1.36: control plane at 1.35"},
 		"ConditionFalse": {reason: "A condition the claim shows False (a node group being replaced).",
 			out:      compose.Composed{Objects: objects, Notices: []compose.Notice{{Type: compose.NodeGroupCondition, Reason: "Replacing"}}},
-			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL},
+			observed: map[string]compose.Object{"vpc": ready, "step": reapplying}, want: PendingTTL,
+			wait: "conditions False: NodeGroupAsSpecified"},
+		"AllAtOnce": {reason: "Every kind of wait is named, each once, in a fixed order.",
+			out: compose.Composed{Objects: objects, Pending: []string{"b waits", "a waits"}, Progressing: []string{"upgrade"},
+				Notices: []compose.Notice{{Type: compose.NodeGroupCondition}, {Type: compose.DeployKeyCondition}, {Type: compose.ResourcesSyncedCondition, Status: true}}},
+			observed: map[string]compose.Object{}, want: PendingTTL,
+			wait: "withheld: a waits; b waits. under way: upgrade. composed resources not Ready. conditions False: DeployKeyReady, NodeGroupAsSpecified"},
+		"WaitJustBegun": {reason: "The same wait, for less than LongWait: the breaker may still be open.",
+			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": creating, "step": reapplying},
+			xr: xr("False", ReasonWaiting, notReady, LongWait-time.Second), want: PendingTTL, wait: notReady},
+		"LongWait": {reason: "The same wait for LongWait (a spoke the hub cannot reach): its events wake it, the breaker has closed.",
+			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": creating, "step": reapplying},
+			xr: xr("False", ReasonWaiting, notReady, LongWait), want: SettledTTL, wait: notReady},
+		"LongWaitThenAnother": {reason: "The composite waited long for something else: this wait has just begun.",
+			out: compose.Composed{Objects: objects, Pending: []string{"EKS add-ons wait for the node group"}}, observed: map[string]compose.Object{"vpc": ready, "step": reapplying},
+			xr: xr("False", ReasonWaiting, notReady, time.Hour), want: PendingTTL, wait: "withheld: EKS add-ons wait for the node group"},
+		"SettledLongAgo": {reason: "Settled for long, waiting now: the wait has just begun.",
+			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": creating, "step": reapplying},
+			xr: xr("True", ReasonSettled, "", time.Hour), want: PendingTTL, wait: notReady},
+		"UnreadableTime": {reason: "A transition time that is no RFC 3339 time is no long wait.",
+			out: compose.Composed{Objects: objects}, observed: map[string]compose.Object{"vpc": creating, "step": reapplying},
+			xr:   map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": SettledCondition, "status": "False", "reason": ReasonWaiting, "message": notReady, "lastTransitionTime": "yesterday"}}}},
+			want: PendingTTL, wait: notReady},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := TTLFor(tc.out, tc.observed); got != tc.want {
+			if got := Waiting(tc.out, tc.observed); got != tc.wait {
+				t.Errorf("%s\nWaiting %q, want %q", tc.reason, got, tc.wait)
+			}
+			if got := TTLFor(tc.out, tc.observed, tc.xr, now); got != tc.want {
 				t.Errorf("%s\nTTL %s, want %s", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
+// The composite carries a Settled condition saying what it waits for, and
+// the response's TTL follows how long the observed composite has shown the
+// same one: a first run waits (nothing is composed yet) and is run again
+// after PendingTTL; the same wait shown for LongWait is run again after
+// SettledTTL; another wait shown for as long starts again at PendingTTL.
+func TestSettledConditionSetsTheTTL(t *testing.T) {
+	const wait = "withheld: IRSA roles (crossplane, lbc) and the OIDC provider wait for the cluster's OIDC issuer; " +
+		"cluster, node group and access entries wait for log group /aws/eks/mgmt-pay/cluster; " +
+		"spoke bootstrap waits for AWS to report the VPC ID, the cluster ARN and the OIDC issuer (and, for a spoke in another account, the API endpoint and CA). " +
+		"composed resources not Ready"
+	settled := func(message string, ago time.Duration) []any {
+		return []any{map[string]any{"type": SettledCondition, "status": "False", "reason": ReasonWaiting, "message": message,
+			"lastTransitionTime": time.Now().Add(-ago).UTC().Format(time.RFC3339)}}
+	}
+	cases := map[string]struct {
+		reason     string
+		conditions []any // the observed XR's
+		ttl        string
+	}{
+		"FirstRun":      {reason: "Nothing observed yet: the wait begins.", ttl: PendingTTL},
+		"WaitedShortly": {reason: "The same wait for a minute.", conditions: settled(wait, time.Minute), ttl: PendingTTL},
+		"WaitedLong":    {reason: "The same wait for LongWait and a minute.", conditions: settled(wait, LongWait+time.Minute), ttl: SettledTTL},
+		"OtherWaitLong": {reason: "Another wait shown for as long: this one begins.", conditions: settled("composed resources not Ready", LongWait+time.Minute), ttl: PendingTTL},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xr := map[string]any{"metadata": map[string]any{"name": "pay-x", "labels": map[string]any{ClaimNameLabel: "pay"}}, "spec": exampleSpec("")}
+			if tc.conditions != nil {
+				xr["status"] = map[string]any{"conditions": tc.conditions}
+			}
+			req, _ := json.Marshal(map[string]any{"input": exampleInput(t), "observed": map[string]any{"composite": map[string]any{"resource": xr}}})
+			rsp := run(t, string(req))
+			var got []any
+			conds, _ := rsp["conditions"].([]any)
+			for _, c := range conds {
+				if get(c, "type") == SettledCondition {
+					got = append(got, c)
+				}
+			}
+			want := []any{map[string]any{"type": SettledCondition, "status": statusFalse, "reason": ReasonWaiting, "message": wait, "target": targetComposite}}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("%s\nSettled conditions (-want +got):\n%s", tc.reason, d)
+			}
+			if ttl := get(rsp, "meta", "ttl"); ttl != tc.ttl {
+				t.Errorf("%s\nTTL %v, want %s", tc.reason, ttl, tc.ttl)
 			}
 		})
 	}
