@@ -64,19 +64,7 @@ func composedResourcesOf(ctx context.Context, h *site.Hub, name string) (claim *
 	if err != nil {
 		return nil, nil, err
 	}
-	xrRef, _, _ := unstructured.NestedMap(claim.Object, "spec", "resourceRef")
-	if xrRef == nil {
-		xrRef, _, _ = unstructured.NestedMap(claim.Object, "spec", "crossplane", "resourceRef")
-	}
-	if xrRef == nil {
-		return claim, nil, fmt.Errorf("claim has no composite yet")
-	}
-	gv, _ := schema.ParseGroupVersion(xrRef["apiVersion"].(string))
-	xrGVR, err := resourceFor(h, gv.WithKind(xrRef["kind"].(string)))
-	if err != nil {
-		return claim, nil, err
-	}
-	xr, err := h.Cluster.Dynamic.Resource(xrGVR).Get(ctx, xrRef["name"].(string), metav1.GetOptions{})
+	xr, _, err := compositeOf(ctx, h, claim)
 	if err != nil {
 		return claim, nil, err
 	}
@@ -119,6 +107,24 @@ func composedResourcesOf(ctx context.Context, h *site.Hub, name string) (claim *
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ref.Kind+out[i].name < out[j].ref.Kind+out[j].name })
 	return claim, out, nil
+}
+
+// compositeOf is the composite resource of claim, and its resource.
+func compositeOf(ctx context.Context, h *site.Hub, claim *unstructured.Unstructured) (*unstructured.Unstructured, schema.GroupVersionResource, error) {
+	ref, _, _ := unstructured.NestedMap(claim.Object, "spec", "resourceRef")
+	if ref == nil {
+		ref, _, _ = unstructured.NestedMap(claim.Object, "spec", "crossplane", "resourceRef")
+	}
+	if ref == nil {
+		return nil, schema.GroupVersionResource{}, fmt.Errorf("claim %s has no composite yet", claim.GetName())
+	}
+	gv, _ := schema.ParseGroupVersion(fmt.Sprint(ref["apiVersion"]))
+	gvr, err := resourceFor(h, gv.WithKind(fmt.Sprint(ref["kind"])))
+	if err != nil {
+		return nil, gvr, err
+	}
+	xr, err := h.Cluster.Dynamic.Resource(gvr).Get(ctx, fmt.Sprint(ref["name"]), metav1.GetOptions{})
+	return xr, gvr, err
 }
 
 func resourceFor(h *site.Hub, gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
@@ -578,18 +584,13 @@ func atRest(t *testing.T, h *site.Hub) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _, _ := unstructured.NestedMap(claim.Object, "spec", "resourceRef")
-	if ref == nil {
-		ref, _, _ = unstructured.NestedMap(claim.Object, "spec", "crossplane", "resourceRef")
-	}
-	gv, _ := schema.ParseGroupVersion(fmt.Sprint(ref["apiVersion"]))
-	xrGVR, err := resourceFor(h, gv.WithKind(fmt.Sprint(ref["kind"])))
+	xr, xrGVR, err := compositeOf(ctx, h, claim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.eksfleet.io/poke":"%d"}}}`, i)
-		if _, err := h.Cluster.Dynamic.Resource(xrGVR).Patch(ctx, fmt.Sprint(ref["name"]), "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		if _, err := h.Cluster.Dynamic.Resource(xrGVR).Patch(ctx, xr.GetName(), "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(5 * time.Second)

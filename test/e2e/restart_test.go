@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/fnjson"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/kustfile"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/aws"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/kube"
@@ -167,6 +169,10 @@ func inAccountOnly(t *testing.T, h *site.Hub, owner, account string) {
 	}
 }
 
+// restartedClaim is the claim restartMidCreate merges; its spoke is not
+// played, so it waits for good from then on.
+const restartedClaim = "restarted"
+
 // restartMidCreate merges a new claim with the EKS control plane's create
 // time at 20 s and, while AWS is creating it, kills the hub's Crossplane
 // (core: the composite, claim and Usage controllers) and the composition
@@ -179,7 +185,7 @@ func inAccountOnly(t *testing.T, h *site.Hub, owner, account string) {
 // bookkeeping across it, are not modelled).
 func restartMidCreate(t *testing.T, h *site.Hub, like string) {
 	ctx := context.Background()
-	const name, createTakes = "restarted", 20 * time.Second
+	const name, createTakes = restartedClaim, 20 * time.Second
 	h.AWS.SetReadyAfter("aws_eks_cluster", createTakes)
 	defer h.AWS.SetReadyAfter("aws_eks_cluster", 0)
 	refusedBefore := len(h.AWS.Refusals())
@@ -304,4 +310,39 @@ func TestWithoutExampleClaim(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitKeepsItsStart: the composite of a claim whose spoke waits for good
+// (name's: not played, so its bootstrap's first remote step never
+// applies) shows what it waits for in its Settled condition, and Crossplane
+// keeps the condition's lastTransitionTime while the wait stays the same,
+// across the reconciles that run it at least every 30 s
+// (fnjson.PendingTTL): the function reads that time to requeue a wait of
+// fnjson.LongWait as a settled composite. Were the time reset at each
+// reconcile, the wait would never be older than 30 s and the spoke would be
+// re-applied every 30 s for good.
+func waitKeepsItsStart(t *testing.T, h *site.Hub, name string) {
+	ctx := context.Background()
+	const old = 3 * 30 * time.Second
+	var last string
+	err := kube.Poll(ctx, old+time.Minute, func() (bool, error) {
+		claim, err := h.Cluster.Dynamic.Resource(check.Claims).Namespace(claimNS).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		xr, _, err := compositeOf(ctx, h, claim)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		st, reason, msg := check.Condition(xr, fnjson.SettledCondition)
+		since := check.TransitionTime(xr, fnjson.SettledCondition)
+		last = fmt.Sprintf("%s=%s %s: %q since %s (%s ago)", fnjson.SettledCondition, st, reason, msg, since.Format(time.RFC3339), time.Since(since).Round(time.Second))
+		return st == "False" && reason == fnjson.ReasonWaiting && strings.HasPrefix(msg, "composed resources not Ready") && time.Since(since) >= old, nil
+	})
+	if err != nil {
+		t.Fatalf("claim %s's composite never showed the same wait for %s: %v; last %s", name, old, err, last)
+	}
+	t.Logf("claim %s: %s", name, last)
 }

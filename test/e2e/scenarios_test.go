@@ -64,6 +64,7 @@ func newSpokeScenarios(h *site.Hub) []scenario {
 		{name: "an app's AWS resources in the payments account go with its claim", run: func(t *testing.T) { appInfraLeavesItsAccount(t, h) }},
 		{name: "the payments account's stack stays while its spoke is there", run: func(t *testing.T) { accountStackStays(t, h) }},
 		{name: "the hub's pulumi up reads its account: its spoke's passes, another team's launch template stops it", run: func(t *testing.T) { hubUpReadsItsAccount(t, h) }},
+		{name: "a spoke that waits for good keeps the time its wait began", run: func(t *testing.T) { waitKeepsItsStart(t, h, restartedClaim) }},
 		{name: "pulumi destroy's root Kustomization goes after every spoke, with break glass for an unreachable one", run: func(t *testing.T) {
 			h.EKS[claimName].Cluster.Proc("kube-apiserver").Stop(10 * time.Second)
 			if _, err := h.EKS[claimName].Cluster.Kube.Discovery().ServerVersion(); err == nil {

@@ -78,10 +78,16 @@ func WaitCondition(ctx context.Context, c *kube.Cluster, gvr schema.GroupVersion
 
 // ReadyTransition is when the Ready condition last changed.
 func ReadyTransition(o *unstructured.Unstructured) time.Time {
+	return TransitionTime(o, "Ready")
+}
+
+// TransitionTime is when an object's condition typ last changed (zero
+// when it has none).
+func TransitionTime(o *unstructured.Unstructured, typ string) time.Time {
 	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		if m["type"] == "Ready" {
+		if m["type"] == typ {
 			at, _ := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
 			return at
 		}
