@@ -176,15 +176,9 @@ func Run(request []byte) ([]byte, error) {
 // from its proto message without the JSON text calls it directly. The
 // response shares req's desired state and context.
 func Answer(req *Request) *Response {
-	return AnswerAt(req, time.Now())
-}
-
-// AnswerAt is Answer at time now (what the TTL of a wait is measured
-// against).
-func AnswerAt(req *Request, now time.Time) *Response {
 	rsp := &Response{Desired: req.Desired, Context: req.Context}
 	rsp.Meta.Tag, rsp.Meta.TTL = req.Meta.Tag, PendingTTL
-	if err := compose1(req, rsp, now); err != nil {
+	if err := compose1(req, rsp, time.Now()); err != nil {
 		rsp.Results = append(rsp.Results, Result{Severity: severityFatal, Message: err.Error(), Target: targetComposite})
 		if se := (*compose.SpecError)(nil); errors.As(err, &se) {
 			// Crossplane applies the conditions of a fatal response
@@ -199,8 +193,8 @@ func AnswerAt(req *Request, now time.Time) *Response {
 }
 
 // compose1 composes the spoke into rsp: every desired composed resource with
-// its readiness, the XR status and readiness, and the notices as results
-// and conditions.
+// its readiness, the XR status and readiness, the notices as results and
+// conditions, and the Settled condition and TTL of a wait as of now.
 func compose1(req *Request, rsp *Response, now time.Time) error {
 	p, err := Params(req.Input, req.Observed.Composite.resource())
 	if err != nil {
