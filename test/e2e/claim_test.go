@@ -109,7 +109,7 @@ func composedResourcesOf(ctx context.Context, h *site.Hub, name string) (claim *
 	return claim, out, nil
 }
 
-// compositeOf is the composite resource of claim, and its resource.
+// compositeOf is the composite resource of claim, and its API resource.
 func compositeOf(ctx context.Context, h *site.Hub, claim *unstructured.Unstructured) (*unstructured.Unstructured, schema.GroupVersionResource, error) {
 	ref, _, _ := unstructured.NestedMap(claim.Object, "spec", "resourceRef")
 	if ref == nil {

@@ -244,7 +244,7 @@ func compose1(req *Request, rsp *Response, now time.Time) error {
 		}
 	}
 	rsp.Desired.Composite = xr
-	if hasCondition(req.Observed.Composite.resource(), compose.SpecAcceptedCondition) {
+	if findCondition(req.Observed.Composite.resource(), compose.SpecAcceptedCondition) != nil {
 		// a spec refused before is accepted now
 		rsp.Conditions = append(rsp.Conditions, Condition{Type: compose.SpecAcceptedCondition, Status: statusTrue, Reason: "Accepted", Target: targetCompositeClam})
 	}
@@ -321,33 +321,25 @@ func Waiting(out compose.Composed, observed map[string]compose.Object) string {
 // waitingSince is when xr's SettledCondition turned False with message wait
 // (its lastTransitionTime), false when it has no such condition.
 func waitingSince(xr map[string]any, wait string) (time.Time, bool) {
-	status, _ := xr["status"].(map[string]any)
-	conds, _ := status["conditions"].([]any)
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] != SettledCondition {
-			continue
-		}
-		if m["status"] != "False" || m["reason"] != ReasonWaiting || m["message"] != wait {
-			return time.Time{}, false
-		}
-		at, _ := m["lastTransitionTime"].(string)
-		t, err := time.Parse(time.RFC3339, at)
-		return t, err == nil
+	m := findCondition(xr, SettledCondition)
+	if m == nil || m["status"] != "False" || m["reason"] != ReasonWaiting || m["message"] != wait {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	at, _ := m["lastTransitionTime"].(string)
+	t, err := time.Parse(time.RFC3339, at)
+	return t, err == nil
 }
 
-// hasCondition reports whether the object o has a condition of type typ.
-func hasCondition(o map[string]any, typ string) bool {
+// findCondition returns the condition of type typ of the object o, or nil.
+func findCondition(o map[string]any, typ string) map[string]any {
 	status, _ := o["status"].(map[string]any)
 	conds, _ := status["conditions"].([]any)
 	for _, c := range conds {
 		if m, _ := c.(map[string]any); m["type"] == typ {
-			return true
+			return m
 		}
 	}
-	return false
+	return nil
 }
 
 func (r *Resource) resource() map[string]any {

@@ -41,17 +41,22 @@ var (
 // Condition returns the status, reason and message of an object's
 // condition typ (empty strings when it has none).
 func Condition(o *unstructured.Unstructured, typ string) (status, reason, message string) {
+	m := findCondition(o, typ)
+	s, _ := m["status"].(string)
+	r, _ := m["reason"].(string)
+	msg, _ := m["message"].(string)
+	return s, r, msg
+}
+
+// findCondition is o's condition of type typ, nil when it has none.
+func findCondition(o *unstructured.Unstructured, typ string) map[string]any {
 	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			s, _ := m["status"].(string)
-			r, _ := m["reason"].(string)
-			msg, _ := m["message"].(string)
-			return s, r, msg
+		if m, _ := c.(map[string]any); m["type"] == typ {
+			return m
 		}
 	}
-	return "", "", ""
+	return nil
 }
 
 // IsTrue accepts a condition that is True (WaitCondition's ok).
@@ -84,15 +89,8 @@ func ReadyTransition(o *unstructured.Unstructured) time.Time {
 // TransitionTime is when an object's condition typ last changed (zero
 // when it has none).
 func TransitionTime(o *unstructured.Unstructured, typ string) time.Time {
-	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			at, _ := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
-			return at
-		}
-	}
-	return time.Time{}
+	at, _ := time.Parse(time.RFC3339, fmt.Sprint(findCondition(o, typ)["lastTransitionTime"]))
+	return at
 }
 
 // ObservedGeneration is an object's status.observedGeneration.
