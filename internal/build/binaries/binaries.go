@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,6 +62,20 @@ type Tool struct {
 	// its module zip holds their sources only). They are copied, with the
 	// tool module, into a build directory.
 	Embed []ModuleFile
+	// Overlay replaces files of upstream modules in the build with files
+	// of the tool module: a registration list cut to what the fleet uses,
+	// where upstream offers no build tag for it at the pinned release. The
+	// module is copied from the module cache (go build -overlay refuses
+	// files there) and the staged tool module's go.mod replaces it with
+	// the copy. Each replaced file's package must still compile.
+	Overlay []Overlay
+}
+
+// Overlay is a file of a module the tool module requires (Module, Path)
+// replaced in the build by the file File of the tool module (a path
+// relative to it).
+type Overlay struct {
+	Module, Path, File string
 }
 
 // ModuleFile is a file of a module the tool module requires, at the
@@ -115,6 +130,9 @@ func (t Tool) Key(toolsDir string) (string, error) {
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", t.Package, t.ldflags(), strings.Join(buildFlags, " "), t.Toolchain, runtime.Version(), runtime.GOARCH)
 	for _, e := range t.Embed {
 		fmt.Fprintf(h, "embed\x00%s\x00%s\x00%s\x00", e.Module, e.Path, e.As)
+	}
+	for _, o := range t.Overlay {
+		fmt.Fprintf(h, "overlay\x00%s\x00%s\x00%s\x00", o.Module, o.Path, o.File)
 	}
 	dir := filepath.Join(toolsDir, filepath.FromSlash(t.Module))
 	var files []string
@@ -241,7 +259,7 @@ func build(ctx context.Context, tools string, t Tool) (string, error) {
 	}
 	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
 	dir := filepath.Join(tools, filepath.FromSlash(t.Module))
-	if len(t.Embed) > 0 {
+	if len(t.Embed) > 0 || len(t.Overlay) > 0 {
 		src := fmt.Sprintf("%s.src-%d", bin, os.Getpid())
 		defer os.RemoveAll(src)
 		if err := t.stage(ctx, dir, src); err != nil {
@@ -278,7 +296,9 @@ func (t Tool) goCommand(ctx context.Context, dir string, args ...string) *exec.C
 
 // stage copies the tool module in dir (its top level: go.mod, go.sum and
 // the Go files of the main package a tool with Embed builds there) to
-// dst, with the files of t.Embed from their modules.
+// dst, with the files of t.Embed from their modules, and each module t
+// overlays copied beside it with its files replaced, and replaced by
+// that copy in dst's go.mod.
 func (t Tool) stage(ctx context.Context, dir, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
@@ -302,21 +322,66 @@ func (t Tool) stage(ctx context.Context, dir, dst string) error {
 		}
 	}
 	for _, e := range t.Embed {
-		var out, errOut bytes.Buffer
-		cmd := t.goCommand(ctx, dir, "mod", "download", "-json", e.Module)
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go mod download %s: %w\n%s", e.Module, err, errOut.String())
+		modDir, err := t.moduleDir(ctx, dir, e.Module)
+		if err != nil {
+			return err
 		}
-		var mod struct{ Dir, Error string }
-		if err := json.Unmarshal(out.Bytes(), &mod); err != nil || mod.Dir == "" {
-			return fmt.Errorf("go mod download %s: no module directory (%v %s)", e.Module, err, mod.Error)
-		}
-		if err := copyFile(filepath.Join(mod.Dir, filepath.FromSlash(e.Path)), filepath.Join(dst, e.As)); err != nil {
+		if err := copyFile(filepath.Join(modDir, filepath.FromSlash(e.Path)), filepath.Join(dst, e.As)); err != nil {
 			return fmt.Errorf("embed %s of %s: %w", e.Path, e.Module, err)
 		}
 	}
+	var modules []string
+	for _, o := range t.Overlay {
+		if !slices.Contains(modules, o.Module) {
+			modules = append(modules, o.Module)
+		}
+	}
+	for i, m := range modules {
+		modDir, err := t.moduleDir(ctx, dir, m)
+		if err != nil {
+			return err
+		}
+		rel := fmt.Sprintf("_overlaid/%d", i) // _: no ./... pattern of the tool module walks it
+		copied := filepath.Join(dst, filepath.FromSlash(rel))
+		if err := os.CopyFS(copied, os.DirFS(modDir)); err != nil {
+			return fmt.Errorf("copy %s: %w", m, err)
+		}
+		for _, o := range t.Overlay {
+			if o.Module != m {
+				continue
+			}
+			// A file the pinned release lacks would be added, not replaced.
+			if _, err := os.Stat(filepath.Join(modDir, filepath.FromSlash(o.Path))); err != nil {
+				return fmt.Errorf("overlay of %s %s: %w", o.Module, o.Path, err)
+			}
+			if err := copyFile(filepath.Join(dir, filepath.FromSlash(o.File)), filepath.Join(copied, filepath.FromSlash(o.Path))); err != nil {
+				return fmt.Errorf("overlay of %s %s: %w", o.Module, o.Path, err)
+			}
+		}
+		var errOut bytes.Buffer
+		cmd := t.goCommand(ctx, dst, "mod", "edit", "-replace="+m+"=./"+rel)
+		cmd.Stderr = &errOut
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go mod edit -replace %s: %w\n%s", m, err, errOut.String())
+		}
+	}
 	return nil
+}
+
+// moduleDir is the directory of module, at the version the tool module in
+// dir requires, in the module cache (downloaded if need be).
+func (t Tool) moduleDir(ctx context.Context, dir, module string) (string, error) {
+	var out, errOut bytes.Buffer
+	cmd := t.goCommand(ctx, dir, "mod", "download", "-json", module)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go mod download %s: %w\n%s", module, err, errOut.String())
+	}
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out.Bytes(), &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: no module directory (%v %s)", module, err, mod.Error)
+	}
+	return mod.Dir, nil
 }
 
 // Prune removes from the binary cache dir what the tools no longer use:

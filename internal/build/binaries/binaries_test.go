@@ -126,8 +126,13 @@ func TestKeyFollowsContent(t *testing.T) {
 		t.Error("changed link flags kept the key")
 	}
 	tool.Embed = []ModuleFile{{Module: "example.com/up", Path: "schema.json", As: "schema.json"}}
-	if k, _ := tool.Key(dir); k == k3 {
+	k4, _ := tool.Key(dir)
+	if k4 == k3 {
 		t.Error("an embedded upstream file kept the key")
+	}
+	tool.Overlay = []Overlay{{Module: "example.com/up", Path: "register.go", File: "sub/register.go"}}
+	if k, _ := tool.Key(dir); k == k4 {
+		t.Error("an overlaid upstream file kept the key")
 	}
 }
 
@@ -196,6 +201,74 @@ func TestBuildEmbedsModuleFiles(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(mod, "upstream.txt")); err == nil {
 				t.Errorf("%s: the embedded file was written into the tool module's directory", tc.reason)
+			}
+		})
+	}
+}
+
+// TestBuildOverlaysModuleFiles: a tool's Overlay replaces a file of a
+// module it requires with the tool module's own (as the suite's External
+// Secrets build replaces upstream's registration lists); a file the module
+// lacks fails the build, naming it.
+func TestBuildOverlaysModuleFiles(t *testing.T) {
+	sum, err := os.ReadFile("../../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syncSum []string
+	for _, l := range strings.Split(string(sum), "\n") {
+		if strings.HasPrefix(l, "golang.org/x/sync v0.22.0 ") || strings.HasPrefix(l, "golang.org/x/sync v0.22.0/go.mod ") {
+			syncSum = append(syncSum, l)
+		}
+	}
+	if len(syncSum) != 2 {
+		t.Fatalf("go.sum has no golang.org/x/sync v0.22.0 (the module this test overlays): %v", syncSum)
+	}
+	cases := map[string]struct {
+		reason  string
+		path    string
+		wantOut string // what the binary prints
+		wantErr string
+	}{
+		"overlaid": {reason: "the tool module's file is compiled in place of upstream's", path: "singleflight/singleflight.go", wantOut: "overlaid"},
+		"missing":  {reason: "a file the module lacks fails the build, naming it", path: "singleflight/no-such-file.go", wantErr: "overlay of golang.org/x/sync singleflight/no-such-file.go"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("EKS_FLEET_BIN_CACHE", filepath.Join(dir, "cache"))
+			mod := filepath.Join(dir, "ovl")
+			if err := os.MkdirAll(filepath.Join(mod, "overlay"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for f, s := range map[string]string{
+				"go.mod":              "module example.com/ovl\n\ngo 1.22\n\nrequire golang.org/x/sync v0.22.0\n",
+				"go.sum":              strings.Join(syncSum, "\n") + "\n",
+				"main.go":             "package main\n\nimport (\n\t\"fmt\"\n\n\t\"golang.org/x/sync/singleflight\"\n)\n\nfunc main() { fmt.Print(singleflight.Overlaid()) }\n",
+				"overlay/replaced.go": "package singleflight\n\n// Overlaid is what the overlay adds.\nfunc Overlaid() string { return \"overlaid\" }\n",
+			} {
+				if err := os.WriteFile(filepath.Join(mod, f), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tool := Tool{Name: "ovl", Module: "ovl", Package: "example.com/ovl",
+				Overlay: []Overlay{{Module: "golang.org/x/sync", Path: tc.path, File: "overlay/replaced.go"}}}
+			got, err := buildAll(context.Background(), dir, 1, []Tool{tool})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%s: error %v, want it to name %q", tc.reason, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tc.reason, err)
+			}
+			out, err := exec.Command(got["ovl"]).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tc.wantOut {
+				t.Errorf("%s: the binary printed %q, want %q", tc.reason, out, tc.wantOut)
 			}
 		})
 	}
