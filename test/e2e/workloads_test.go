@@ -256,49 +256,23 @@ spec:
 		},
 		"app Kustomization as Flux itself": {
 			reason: "without serviceAccountName kustomize-controller applies as cluster-admin",
-			obj: `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: pwn, namespace: flux-system}
-spec: {interval: 10m, path: ./x, prune: true, targetNamespace: payments, sourceRef: {kind: GitRepository, name: flux-system}}`,
-			want: "Kustomization flux-system/pwn: an app Kustomization lives in flux-system and sets targetNamespace and serviceAccountName team-<targetNamespace>",
+			obj:    pwnKustomization("targetNamespace: payments"),
+			want:   "Kustomization flux-system/pwn: an app Kustomization lives in flux-system and sets targetNamespace and serviceAccountName team-<targetNamespace>",
 		},
 		"app Kustomization as another account": {
 			reason: "the account must be the target namespace's team",
-			obj: `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: pwn, namespace: flux-system}
-spec: {interval: 10m, path: ./x, prune: true, targetNamespace: kube-system, serviceAccountName: team-payments, sourceRef: {kind: GitRepository, name: flux-system}}`,
-			want: "Kustomization flux-system/pwn: an app Kustomization lives in flux-system",
+			obj:    pwnKustomization("targetNamespace: kube-system, serviceAccountName: team-payments"),
+			want:   "Kustomization flux-system/pwn: an app Kustomization lives in flux-system",
 		},
 		"app Kustomization reading the deploy key": {
 			reason: "substitutions from flux-system's Secrets would hand the team the deploy key",
-			obj: `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: pwn, namespace: flux-system}
-spec:
-  interval: 10m
-  path: ./x
-  prune: true
-  targetNamespace: payments
-  serviceAccountName: team-payments
-  sourceRef: {kind: GitRepository, name: flux-system}
-  postBuild: {substituteFrom: [{kind: Secret, name: flux-system}]}`,
-			want: "Kustomization flux-system/pwn: no kubeConfig, no decryption, sources from flux-system only, substituteFrom ConfigMaps only",
+			obj:    pwnKustomization("targetNamespace: payments, serviceAccountName: team-payments, postBuild: {substituteFrom: [{kind: Secret, name: flux-system}]}"),
+			want:   "Kustomization flux-system/pwn: no kubeConfig, no decryption, sources from flux-system only, substituteFrom ConfigMaps only",
 		},
 		"app Kustomization on another cluster": {
 			reason: "a kubeConfig would reach wherever its Secret points",
-			obj: `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: pwn, namespace: flux-system}
-spec:
-  interval: 10m
-  path: ./x
-  prune: true
-  targetNamespace: payments
-  serviceAccountName: team-payments
-  sourceRef: {kind: GitRepository, name: flux-system}
-  kubeConfig: {secretRef: {name: hub}}`,
-			want: "Kustomization flux-system/pwn: no kubeConfig",
+			obj:    pwnKustomization("targetNamespace: payments, serviceAccountName: team-payments, kubeConfig: {secretRef: {name: hub}}"),
+			want:   "Kustomization flux-system/pwn: no kubeConfig",
 		},
 		"delete the spoke's own tools": {
 			reason: "a platform Kustomization is not an app's",
@@ -308,30 +282,18 @@ spec:
 		},
 		"team bound to a platform ClusterRole": {
 			reason: "a RoleBinding binds only a Role of the team's namespace: a platform ClusterRole may grow",
-			obj: `apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: pwn, namespace: payments}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: platform-reader}
-subjects: [{kind: ServiceAccount, name: team-payments, namespace: flux-system}]`,
-			want: "RoleBinding payments/pwn: binds only a Role, only to the ServiceAccount flux-system/team-payments",
+			obj:    pwnBinding("ClusterRole", "platform-reader", "flux-system", "team-payments"),
+			want:   "RoleBinding payments/pwn: binds only a Role, only to the ServiceAccount flux-system/team-payments",
 		},
 		"team bound to admin": {
 			reason: "the escalation check: admin holds more than the workloads identity",
-			obj: `apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: pwn, namespace: payments}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
-subjects: [{kind: ServiceAccount, name: team-payments, namespace: flux-system}]`,
-			want: "is attempting to grant RBAC permissions not currently held",
+			obj:    pwnBinding("ClusterRole", "admin", "flux-system", "team-payments"),
+			want:   "is attempting to grant RBAC permissions not currently held",
 		},
 		"team Role bound to the namespace's pods": {
 			reason: "only the namespace's own team account",
-			obj: `apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: pwn, namespace: payments}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: flux-team}
-subjects: [{kind: ServiceAccount, name: default, namespace: payments}]`,
-			want: "RoleBinding payments/pwn: binds only a Role, only to the ServiceAccount flux-system/team-payments",
+			obj:    pwnBinding("Role", "flux-team", "payments", "default"),
+			want:   "RoleBinding payments/pwn: binds only a Role, only to the ServiceAccount flux-system/team-payments",
 		},
 		"team Role with Secrets": {
 			reason: "the escalation check: a team Role grants at most what the workloads identity holds",
@@ -392,6 +354,21 @@ rules: [{apiGroups: [""], resources: [secrets], verbs: [get]}]`,
 	if err := kube.Poll(ctx, time.Minute, func() (bool, error) { return apply(planted) == nil, nil }); err != nil {
 		t.Errorf("with the policy unbound a ConfigMap in kube-system is still refused: the test cannot tell the policy works")
 	}
+}
+
+// pwnKustomization is an app Kustomization flux-system/pwn of the tree's
+// source with the further spec fields spec (flow-style YAML).
+func pwnKustomization(spec string) string {
+	return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: pwn, namespace: flux-system}\n" +
+		"spec: {interval: 10m, path: ./x, prune: true, sourceRef: {kind: GitRepository, name: flux-system}, " + spec + "}"
+}
+
+// pwnBinding is the RoleBinding payments/pwn of the roleKind role to the
+// ServiceAccount subjectNamespace/subject.
+func pwnBinding(roleKind, role, subjectNamespace, subject string) string {
+	return "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: pwn, namespace: payments}\n" +
+		"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: " + roleKind + ", name: " + role + "}\n" +
+		"subjects: [{kind: ServiceAccount, name: " + subject + ", namespace: " + subjectNamespace + "}]"
 }
 
 func mustYAML(t *testing.T, s string) *unstructured.Unstructured {

@@ -136,11 +136,13 @@ func TestKeyFollowsContent(t *testing.T) {
 	}
 }
 
-// TestBuildEmbedsModuleFiles: a tool module's main embeds a file of a
+// TestBuildStagesModuleFiles: a tool module's main embeds a file of a
 // module it requires (as the Kubernetes provider's main embeds its
-// generated schema), copied from that module at the pinned version; a file
-// the module lacks fails the build, naming it.
-func TestBuildEmbedsModuleFiles(t *testing.T) {
+// generated schema), or the tool replaces a file of such a module with
+// the tool module's own (as the suite's External Secrets build replaces
+// upstream's registration lists), each taken from that module at the
+// pinned version; a file the module lacks fails the build, naming it.
+func TestBuildStagesModuleFiles(t *testing.T) {
 	sum, err := os.ReadFile("../../../go.sum")
 	if err != nil {
 		t.Fatal(err)
@@ -152,36 +154,48 @@ func TestBuildEmbedsModuleFiles(t *testing.T) {
 		}
 	}
 	if len(syncSum) != 2 {
-		t.Fatalf("go.sum has no golang.org/x/sync v0.22.0 (the module this test embeds from): %v", syncSum)
+		t.Fatalf("go.sum has no golang.org/x/sync v0.22.0 (the module this test takes files from): %v", syncSum)
 	}
+	const (
+		embedMain   = "package main\n\nimport (\n\t_ \"embed\"\n\t\"fmt\"\n\t\"strings\"\n\n\t_ \"golang.org/x/sync/errgroup\"\n)\n\n//go:embed upstream.txt\nvar f string\n\nfunc main() { fmt.Print(strings.SplitN(f, \"\\n\", 2)[0]) }\n"
+		overlayMain = "package main\n\nimport (\n\t\"fmt\"\n\n\t\"golang.org/x/sync/singleflight\"\n)\n\nfunc main() { fmt.Print(singleflight.Overlaid()) }\n"
+	)
 	cases := map[string]struct {
 		reason  string
-		path    string
+		main    string
+		embed   []ModuleFile
+		overlay []Overlay
 		wantOut string // what the binary prints
 		wantErr string
 	}{
-		"embedded": {reason: "the file comes from the module's zip at the pinned version", path: "LICENSE", wantOut: "Copyright 2009 The Go Authors."},
-		"missing":  {reason: "a file the module lacks fails the build, naming it", path: "no-such-file.json", wantErr: "embed no-such-file.json of golang.org/x/sync"},
+		"embedded": {reason: "the file comes from the module's zip at the pinned version", main: embedMain,
+			embed: []ModuleFile{{Module: "golang.org/x/sync", Path: "LICENSE", As: "upstream.txt"}}, wantOut: "Copyright 2009 The Go Authors."},
+		"embed missing": {reason: "a file the module lacks fails the build, naming it", main: embedMain,
+			embed: []ModuleFile{{Module: "golang.org/x/sync", Path: "no-such-file.json", As: "upstream.txt"}}, wantErr: "embed no-such-file.json of golang.org/x/sync"},
+		"overlaid": {reason: "the tool module's file is compiled in place of upstream's", main: overlayMain,
+			overlay: []Overlay{{Module: "golang.org/x/sync", Path: "singleflight/singleflight.go", File: "overlay/replaced.go"}}, wantOut: "overlaid"},
+		"overlay missing": {reason: "a file the module lacks fails the build, naming it, rather than being added", main: overlayMain,
+			overlay: []Overlay{{Module: "golang.org/x/sync", Path: "singleflight/no-such-file.go", File: "overlay/replaced.go"}}, wantErr: "overlay of golang.org/x/sync singleflight/no-such-file.go"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			t.Setenv("EKS_FLEET_BIN_CACHE", filepath.Join(dir, "cache"))
-			mod := filepath.Join(dir, "emb")
-			if err := os.MkdirAll(mod, 0o755); err != nil {
+			mod := filepath.Join(dir, "stg")
+			if err := os.MkdirAll(filepath.Join(mod, "overlay"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			for f, s := range map[string]string{
-				"go.mod":  "module example.com/emb\n\ngo 1.22\n\nrequire golang.org/x/sync v0.22.0\n",
-				"go.sum":  strings.Join(syncSum, "\n") + "\n",
-				"main.go": "package main\n\nimport (\n\t_ \"embed\"\n\t\"fmt\"\n\t\"strings\"\n\n\t_ \"golang.org/x/sync/errgroup\"\n)\n\n//go:embed upstream.txt\nvar f string\n\nfunc main() { fmt.Print(strings.SplitN(f, \"\\n\", 2)[0]) }\n",
+				"go.mod":              "module example.com/stg\n\ngo 1.22\n\nrequire golang.org/x/sync v0.22.0\n",
+				"go.sum":              strings.Join(syncSum, "\n") + "\n",
+				"main.go":             tc.main,
+				"overlay/replaced.go": "package singleflight\n\n// Overlaid is what the overlay adds.\nfunc Overlaid() string { return \"overlaid\" }\n",
 			} {
 				if err := os.WriteFile(filepath.Join(mod, f), []byte(s), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			tool := Tool{Name: "emb", Module: "emb", Package: "example.com/emb",
-				Embed: []ModuleFile{{Module: "golang.org/x/sync", Path: tc.path, As: "upstream.txt"}}}
+			tool := Tool{Name: "stg", Module: "stg", Package: "example.com/stg", Embed: tc.embed, Overlay: tc.overlay}
 			got, err := buildAll(context.Background(), dir, 1, []Tool{tool})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -192,7 +206,7 @@ func TestBuildEmbedsModuleFiles(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.reason, err)
 			}
-			out, err := exec.Command(got["emb"]).Output()
+			out, err := exec.Command(got["stg"]).Output()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,74 +215,6 @@ func TestBuildEmbedsModuleFiles(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(mod, "upstream.txt")); err == nil {
 				t.Errorf("%s: the embedded file was written into the tool module's directory", tc.reason)
-			}
-		})
-	}
-}
-
-// TestBuildOverlaysModuleFiles: a tool's Overlay replaces a file of a
-// module it requires with the tool module's own (as the suite's External
-// Secrets build replaces upstream's registration lists); a file the module
-// lacks fails the build, naming it.
-func TestBuildOverlaysModuleFiles(t *testing.T) {
-	sum, err := os.ReadFile("../../../go.sum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var syncSum []string
-	for _, l := range strings.Split(string(sum), "\n") {
-		if strings.HasPrefix(l, "golang.org/x/sync v0.22.0 ") || strings.HasPrefix(l, "golang.org/x/sync v0.22.0/go.mod ") {
-			syncSum = append(syncSum, l)
-		}
-	}
-	if len(syncSum) != 2 {
-		t.Fatalf("go.sum has no golang.org/x/sync v0.22.0 (the module this test overlays): %v", syncSum)
-	}
-	cases := map[string]struct {
-		reason  string
-		path    string
-		wantOut string // what the binary prints
-		wantErr string
-	}{
-		"overlaid": {reason: "the tool module's file is compiled in place of upstream's", path: "singleflight/singleflight.go", wantOut: "overlaid"},
-		"missing":  {reason: "a file the module lacks fails the build, naming it", path: "singleflight/no-such-file.go", wantErr: "overlay of golang.org/x/sync singleflight/no-such-file.go"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			t.Setenv("EKS_FLEET_BIN_CACHE", filepath.Join(dir, "cache"))
-			mod := filepath.Join(dir, "ovl")
-			if err := os.MkdirAll(filepath.Join(mod, "overlay"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for f, s := range map[string]string{
-				"go.mod":              "module example.com/ovl\n\ngo 1.22\n\nrequire golang.org/x/sync v0.22.0\n",
-				"go.sum":              strings.Join(syncSum, "\n") + "\n",
-				"main.go":             "package main\n\nimport (\n\t\"fmt\"\n\n\t\"golang.org/x/sync/singleflight\"\n)\n\nfunc main() { fmt.Print(singleflight.Overlaid()) }\n",
-				"overlay/replaced.go": "package singleflight\n\n// Overlaid is what the overlay adds.\nfunc Overlaid() string { return \"overlaid\" }\n",
-			} {
-				if err := os.WriteFile(filepath.Join(mod, f), []byte(s), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			tool := Tool{Name: "ovl", Module: "ovl", Package: "example.com/ovl",
-				Overlay: []Overlay{{Module: "golang.org/x/sync", Path: tc.path, File: "overlay/replaced.go"}}}
-			got, err := buildAll(context.Background(), dir, 1, []Tool{tool})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("%s: error %v, want it to name %q", tc.reason, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", tc.reason, err)
-			}
-			out, err := exec.Command(got["ovl"]).Output()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tc.wantOut {
-				t.Errorf("%s: the binary printed %q, want %q", tc.reason, out, tc.wantOut)
 			}
 		})
 	}
