@@ -278,6 +278,12 @@ func TestSandbox(t *testing.T) {
 		t.Fatalf("fleet status does not show %s Ready and Synced (%v):\n%s", sandboxSpoke, err, hub)
 	}
 	t.Logf("push to fleet status all Ready: %s\n%s", time.Since(pushed).Round(time.Second), hub)
+	// It read the hub's kustomize-controller workers from the Deployment
+	// the FluxInstance made (the hub stack's fluxConcurrency), enough for
+	// one spoke and the hub's own Kustomizations.
+	if strings.Contains(hub, "workers not read") || strings.Contains(hub, "warning:") {
+		t.Errorf("fleet status on the sandbox's hub warns about kustomize-controller's workers:\n%s", hub)
+	}
 
 	f.must(t, ctx, "cluster", "remove", sandboxSpoke)
 	removed := time.Now()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -510,6 +511,22 @@ func TestStatus(t *testing.T) {
 			obj(claimGVK, "workload-clusters", "gamma", now.Add(-time.Hour), spec, ready...),
 			obj(claimGVK, "workload-clusters", "delta", now.Add(-time.Hour), map[string]any{"account": "222233334444", "region": "eu-west-1", "kubernetesVersion": "1.35"}, ready...),
 		}, 0, []string{"ACCOUNT", "delta    True   True    1.35     222233334444  eu-west-1", "gamma    True   True    1.35     hub           eu-west-1"}, nil},
+		{"workers unknown", []runtime.Object{
+			obj(claimGVK, "workload-clusters", "gamma", now.Add(-time.Hour), spec, ready...),
+		}, 0, []string{`kustomize-controller's workers not read (deployments.apps "kustomize-controller" not found); it needs at least one per spoke plus one per hub Kustomization (1 here)`}, []string{"warning:"}},
+		{"workers short", []runtime.Object{
+			kustomizeController(2),
+			obj(claimGVK, "workload-clusters", "gamma", now.Add(-time.Hour), spec, ready...),
+			obj(claimGVK, "workload-clusters", "delta", now.Add(-time.Hour), spec, ready...),
+			obj(kGVK, "flux-system", "flux-system", now.Add(-72*time.Hour), nil, [2]string{"Ready", "True"}),
+			obj(kGVK, "flux-system", "gamma-flux", now.Add(-time.Hour), nil, [2]string{"Ready", "True"}),
+		}, 0, []string{"warning: kustomize-controller runs 2 workers for 2 spokes and 1 hub Kustomizations", "raise the hub stack's fluxConcurrency to at least 3."}, []string{"not read"}},
+		{"workers enough", []runtime.Object{
+			kustomizeController(3),
+			obj(claimGVK, "workload-clusters", "gamma", now.Add(-time.Hour), spec, ready...),
+			obj(claimGVK, "workload-clusters", "delta", now.Add(-time.Hour), spec, ready...),
+			obj(kGVK, "flux-system", "flux-system", now.Add(-72*time.Hour), nil, [2]string{"Ready", "True"}),
+		}, 0, []string{"gamma"}, []string{"warning:", "not read"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -521,6 +538,7 @@ func TestStatus(t *testing.T) {
 				return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 					fleetstatus.ClaimGVR:         "WorkloadClusterList",
 					fleetstatus.KustomizationGVR: "KustomizationList",
+					fleetstatus.DeploymentGVR:    "DeploymentList",
 				}, tt.objs...), nil
 			}
 			r := runFleet(t, d, "", "status", "--kubeconfig", "hub.kubeconfig")
@@ -539,6 +557,17 @@ func TestStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kustomizeController is the hub's kustomize-controller Deployment with
+// the FluxInstance's profile and the hub stack's --concurrent=n after it.
+func kustomizeController(n int) *unstructured.Unstructured {
+	u := obj(fleetstatus.DeploymentGVR.GroupVersion().WithKind("Deployment"), "flux-system", fleetstatus.KustomizeController, time.Time{}, map[string]any{
+		"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+			"name": "manager", "args": []any{"--watch-all-namespaces", "--concurrent=20", "--concurrent=" + strconv.Itoa(n)},
+		}}}},
+	})
+	return u
 }
 
 func TestUsageAndHelp(t *testing.T) {

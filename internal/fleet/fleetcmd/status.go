@@ -32,7 +32,10 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `Lists, from the hub cluster, every WorkloadCluster claim (Ready, Synced,
 Kubernetes version, region, age) and each spoke's bootstrap Kustomizations
 (flux-system/<spoke>-*) with their Ready condition. Exit code 1 when anything is
-not Ready.`,
+not Ready. It warns when the hub's kustomize-controller runs fewer workers (the
+hub stack's fluxConcurrency) than there are spokes and hub Kustomizations: a
+spoke being deleted, or one whose API server cannot be reached, holds a worker,
+and the hub's own Kustomizations then wait behind them.`,
 		Example: `  aws eks update-kubeconfig --name mgmt --kubeconfig hub.kubeconfig
   fleet status --kubeconfig hub.kubeconfig`,
 		Args: maxArgs(0, ""),

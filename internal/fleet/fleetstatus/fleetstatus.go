@@ -1,13 +1,16 @@
 // Package fleetstatus reads the live state of the fleet from the hub: every
-// WorkloadCluster claim with its conditions, and the Flux Kustomizations
-// that bootstrap each spoke.
+// WorkloadCluster claim with its conditions, the Flux Kustomizations that
+// bootstrap each spoke, and whether the hub's kustomize-controller has
+// workers enough for them.
 package fleetstatus
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,7 +28,16 @@ import (
 var (
 	ClaimGVR         = schema.GroupVersionResource{Group: workloadcluster.Group, Version: workloadcluster.Version, Resource: "workloadclusters"}
 	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	DeploymentGVR    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
+
+// KustomizeController is the hub's Flux controller whose workers the
+// spokes' bootstrap steps and the hub's own Kustomizations share.
+const KustomizeController = "kustomize-controller"
+
+// upstreamWorkers is kustomize-controller's --concurrent when no argument
+// sets it (its flag's default).
+const upstreamWorkers = 4
 
 // FluxNamespace is where the hub's Kustomizations live.
 const FluxNamespace = "flux-system"
@@ -54,6 +66,13 @@ type Kustomization struct {
 type Status struct {
 	Hub      []Kustomization // the hub's root flux-system Kustomization
 	Clusters []Cluster
+	// HubSteps counts the hub's own Kustomizations (flux-system's that
+	// bootstrap no spoke).
+	HubSteps int
+	// Workers is the hub's kustomize-controller --concurrent, 0 when it
+	// could not be read (WorkersErr says why).
+	Workers    int
+	WorkersErr error
 }
 
 // Read lists claims and Kustomizations. now stamps ages.
@@ -95,7 +114,56 @@ func Read(ctx context.Context, c dynamic.Interface, now time.Time) (*Status, err
 		}
 		st.Clusters = append(st.Clusters, cl)
 	}
+	for i := range kitems {
+		spoke := slices.ContainsFunc(items, func(c unstructured.Unstructured) bool {
+			return strings.HasPrefix(kitems[i].GetName(), c.GetName()+"-")
+		})
+		if !spoke {
+			st.HubSteps++
+		}
+	}
+	st.Workers, st.WorkersErr = workers(ctx, c)
 	return st, nil
+}
+
+// workers reads the hub's kustomize-controller Deployment for its
+// --concurrent (the last one given wins, as with any flag: the FluxInstance
+// appends the hub stack's fluxConcurrency after the operator's profile).
+func workers(ctx context.Context, c dynamic.Interface) (int, error) {
+	d, err := c.Resource(DeploymentGVR).Namespace(FluxNamespace).Get(ctx, KustomizeController, metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	for _, ct := range containers {
+		m, _ := ct.(map[string]any)
+		if m["name"] != "manager" {
+			continue
+		}
+		args, _, _ := unstructured.NestedStringSlice(m, "args")
+		return concurrent(args)
+	}
+	return 0, fmt.Errorf("deployment %s/%s has no manager container", FluxNamespace, KustomizeController)
+}
+
+// concurrent is the worker count args give kustomize-controller.
+func concurrent(args []string) (int, error) {
+	n, v := upstreamWorkers, ""
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--concurrent="):
+			v = strings.TrimPrefix(a, "--concurrent=")
+		case a == "--concurrent" && i+1 < len(args):
+			v = args[i+1]
+		default:
+			continue
+		}
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			return 0, fmt.Errorf("%s --concurrent %q: not a worker count", KustomizeController, v)
+		}
+	}
+	return n, nil
 }
 
 func kust(u *unstructured.Unstructured, now time.Time) Kustomization {
@@ -181,7 +249,18 @@ func (s *Status) Print(w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, k.Name, k.Ready, k.Age, oneLine(k.Message))
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	need := len(s.Clusters) + s.HubSteps
+	switch {
+	case s.WorkersErr != nil:
+		fmt.Fprintf(w, "\n%s's workers not read (%v); it needs at least one per spoke plus one per hub Kustomization (%d here)\n", KustomizeController, s.WorkersErr, need)
+	case need > s.Workers:
+		fmt.Fprintf(w, "\nwarning: %s runs %d workers for %d spokes and %d hub Kustomizations. A spoke being deleted, or one whose API server cannot be reached, holds a worker, and the hub's own Kustomizations wait behind them: raise the hub stack's fluxConcurrency to at least %d.\n",
+			KustomizeController, s.Workers, len(s.Clusters), s.HubSteps, need)
+	}
+	return nil
 }
 
 func oneLine(s string) string {

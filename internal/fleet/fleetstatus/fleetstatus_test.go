@@ -34,3 +34,24 @@ func TestHealthy(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrent(t *testing.T) {
+	for name, tc := range map[string]struct {
+		reason  string
+		args    []string
+		want    int
+		wantErr bool
+	}{
+		"unset":            {reason: "the flag's default", args: []string{"--watch-all-namespaces"}, want: 4},
+		"set":              {reason: "the hub stack's fluxConcurrency", args: []string{"--concurrent=60"}, want: 60},
+		"profile then set": {reason: "the last wins, as the FluxInstance appends after the profile", args: []string{"--concurrent=20", "--log-level=info", "--concurrent=60"}, want: 60},
+		"separate value":   {reason: "pflag also takes the value as the next argument", args: []string{"--concurrent", "8"}, want: 8},
+		"not a number":     {reason: "a bad value is said, not taken as the default", args: []string{"--concurrent=many"}, wantErr: true},
+		"zero":             {reason: "no worker is no count", args: []string{"--concurrent=0"}, wantErr: true},
+	} {
+		got, err := concurrent(tc.args)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s (%s): concurrent(%q) = %d, %v; want %d, error %v", name, tc.reason, tc.args, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
