@@ -43,6 +43,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fluxcontrollers"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/serviceaccounts"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
 )
@@ -81,12 +82,13 @@ const (
 )
 
 // ConcurrentControllers are the hub controllers whose worker count follows
-// Args.Concurrency (each has a --concurrent flag, upstream default 4).
+// Args.Concurrency (each has a --concurrent flag; upstream's default is 4
+// for kustomize- and helm-controller, 2 for source-controller).
 // kustomize-controller waits for health checks and for
 // WaitForTermination inside Reconcile, holding a worker per spoke step
 // (at the stock 4 workers a commit queues behind every spoke); helm-controller installs the spoke bootstrap's releases;
 // source-controller serves every spoke's artifacts.
-var ConcurrentControllers = []string{"source-controller", "kustomize-controller", "helm-controller"}
+var ConcurrentControllers = []string{fluxcontrollers.SourceController, fluxcontrollers.KustomizeController, fluxcontrollers.HelmController}
 
 // ClusterSize is the flux-operator's sizing profile of the hub's
 // controllers. "large" (flux-operator internal/builder/profiles.go,
@@ -111,7 +113,7 @@ const RequeueDependency = "5s"
 // RequeueDependencyPatch sets --requeue-dependency on kustomize-controller
 // (a FluxInstance kustomize.patches entry).
 func RequeueDependencyPatch() pulumi.Map {
-	return argPatch("kustomize-controller", "--requeue-dependency="+RequeueDependency)
+	return argPatch(fluxcontrollers.KustomizeController, "--requeue-dependency="+RequeueDependency)
 }
 
 // CancelHealthCheckFeatureGate makes kustomize-controller end a health
@@ -138,14 +140,14 @@ const CancelHealthCheckFeatureGate = "CancelHealthCheckOnNewRevision=true"
 // operator's own feature-gate patches rely on (flux-operator v0.59.0
 // internal/builder/profiles.go:352-370).
 func CancelHealthCheckPatch() pulumi.Map {
-	return argPatch("kustomize-controller", "--feature-gates="+CancelHealthCheckFeatureGate)
+	return argPatch(fluxcontrollers.KustomizeController, "--feature-gates="+CancelHealthCheckFeatureGate)
 }
 
 // ConcurrencyPatch sets --concurrent on the ConcurrentControllers (a
 // FluxInstance kustomize.patches entry; the flux-operator applies it to
 // the controllers' Deployments).
 func ConcurrencyPatch(n int) pulumi.Map {
-	return argPatch("("+strings.Join(ConcurrentControllers, "|")+")", fmt.Sprintf("--concurrent=%d", n))
+	return argPatch("("+strings.Join(ConcurrentControllers, "|")+")", fmt.Sprintf("%s=%d", fluxcontrollers.ConcurrentFlag, n))
 }
 
 // argPatch is a FluxInstance kustomize.patches entry that appends arg to
@@ -159,7 +161,7 @@ func argPatch(deployments, arg string) pulumi.Map {
 }
 
 // Components are the Flux controllers the hub runs.
-var Components = []string{"source-controller", "kustomize-controller", "helm-controller", "notification-controller"}
+var Components = []string{fluxcontrollers.SourceController, fluxcontrollers.KustomizeController, fluxcontrollers.HelmController, fluxcontrollers.NotificationController}
 
 // Args configures a FluxBootstrap. Children use the Kubernetes provider
 // passed with pulumi.Providers / pulumi.Provider on the component.

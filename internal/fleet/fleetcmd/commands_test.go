@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fluxcontrollers"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetstatus"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleettree"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetvalidate"
@@ -562,12 +563,11 @@ func TestStatus(t *testing.T) {
 // kustomizeController is the hub's kustomize-controller Deployment with
 // the FluxInstance's profile and the hub stack's --concurrent=n after it.
 func kustomizeController(n int) *unstructured.Unstructured {
-	u := obj(fleetstatus.DeploymentGVR.GroupVersion().WithKind("Deployment"), "flux-system", fleetstatus.KustomizeController, time.Time{}, map[string]any{
+	return obj(fleetstatus.DeploymentGVR.GroupVersion().WithKind("Deployment"), "flux-system", fluxcontrollers.KustomizeController, time.Time{}, map[string]any{
 		"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
 			"name": "manager", "args": []any{"--watch-all-namespaces", "--concurrent=20", "--concurrent=" + strconv.Itoa(n)},
 		}}}},
 	})
-	return u
 }
 
 func TestUsageAndHelp(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/gitops-fleet/eks-fleet/functions/workload-cluster/compose"
+	"github.com/gitops-fleet/eks-fleet/internal/contract/fluxcontrollers"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/workloadcluster"
 )
 
@@ -30,14 +31,6 @@ var (
 	KustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	DeploymentGVR    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
-
-// KustomizeController is the hub's Flux controller whose workers the
-// spokes' bootstrap steps and the hub's own Kustomizations share.
-const KustomizeController = "kustomize-controller"
-
-// upstreamWorkers is kustomize-controller's --concurrent when no argument
-// sets it (its flag's default).
-const upstreamWorkers = 4
 
 // FluxNamespace is where the hub's Kustomizations live.
 const FluxNamespace = "flux-system"
@@ -130,37 +123,37 @@ func Read(ctx context.Context, c dynamic.Interface, now time.Time) (*Status, err
 // --concurrent (the last one given wins, as with any flag: the FluxInstance
 // appends the hub stack's fluxConcurrency after the operator's profile).
 func workers(ctx context.Context, c dynamic.Interface) (int, error) {
-	d, err := c.Resource(DeploymentGVR).Namespace(FluxNamespace).Get(ctx, KustomizeController, metav1.GetOptions{})
+	d, err := c.Resource(DeploymentGVR).Namespace(FluxNamespace).Get(ctx, fluxcontrollers.KustomizeController, metav1.GetOptions{})
 	if err != nil {
 		return 0, err
 	}
 	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
 	for _, ct := range containers {
 		m, _ := ct.(map[string]any)
-		if m["name"] != "manager" {
+		if m["name"] != fluxcontrollers.Container {
 			continue
 		}
 		args, _, _ := unstructured.NestedStringSlice(m, "args")
 		return concurrent(args)
 	}
-	return 0, fmt.Errorf("deployment %s/%s has no manager container", FluxNamespace, KustomizeController)
+	return 0, fmt.Errorf("deployment %s/%s has no %s container", FluxNamespace, fluxcontrollers.KustomizeController, fluxcontrollers.Container)
 }
 
 // concurrent is the worker count args give kustomize-controller.
 func concurrent(args []string) (int, error) {
-	n, v := upstreamWorkers, ""
+	n, v := fluxcontrollers.KustomizeControllerWorkers, ""
 	for i, a := range args {
 		switch {
-		case strings.HasPrefix(a, "--concurrent="):
-			v = strings.TrimPrefix(a, "--concurrent=")
-		case a == "--concurrent" && i+1 < len(args):
+		case strings.HasPrefix(a, fluxcontrollers.ConcurrentFlag+"="):
+			v = strings.TrimPrefix(a, fluxcontrollers.ConcurrentFlag+"=")
+		case a == fluxcontrollers.ConcurrentFlag && i+1 < len(args):
 			v = args[i+1]
 		default:
 			continue
 		}
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			return 0, fmt.Errorf("%s --concurrent %q: not a worker count", KustomizeController, v)
+			return 0, fmt.Errorf("%s %s %q: not a worker count", fluxcontrollers.KustomizeController, fluxcontrollers.ConcurrentFlag, v)
 		}
 	}
 	return n, nil
@@ -255,10 +248,10 @@ func (s *Status) Print(w io.Writer) error {
 	need := len(s.Clusters) + s.HubSteps
 	switch {
 	case s.WorkersErr != nil:
-		fmt.Fprintf(w, "\n%s's workers not read (%v); it needs at least one per spoke plus one per hub Kustomization (%d here)\n", KustomizeController, s.WorkersErr, need)
+		fmt.Fprintf(w, "\n%s's workers not read (%v); it needs at least one per spoke plus one per hub Kustomization (%d here)\n", fluxcontrollers.KustomizeController, s.WorkersErr, need)
 	case need > s.Workers:
 		fmt.Fprintf(w, "\nwarning: %s runs %d workers for %d spokes and %d hub Kustomizations. A spoke being deleted, or one whose API server cannot be reached, holds a worker, and the hub's own Kustomizations wait behind them: raise the hub stack's fluxConcurrency to at least %d.\n",
-			KustomizeController, s.Workers, len(s.Clusters), s.HubSteps, need)
+			fluxcontrollers.KustomizeController, s.Workers, len(s.Clusters), s.HubSteps, need)
 	}
 	return nil
 }
