@@ -38,7 +38,6 @@ import (
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/apiextensions"
 	corev1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/core/v1"
-	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	metav1 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/meta/v1"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -207,7 +206,7 @@ type FluxBootstrap struct {
 	pulumi.ResourceState
 
 	Namespace     *corev1.Namespace
-	Operator      *helmv3.Release
+	Operator      *Release
 	Instance      *apiextensions.CustomResource
 	GitSecret     *corev1.Secret
 	ClusterInfo   *corev1.ConfigMap
@@ -280,7 +279,7 @@ func New(ctx *pulumi.Context, name string, args Args, opts ...pulumi.ResourceOpt
 	if err != nil {
 		return nil, wrap("namespace", err)
 	}
-	operator, err := helmv3.NewRelease(ctx, name+"-operator", &helmv3.ReleaseArgs{
+	operator, err := newRelease(ctx, name+"-operator", ReleaseArgs{
 		Name:      pulumi.String(OperatorRelease),
 		Chart:     pulumi.String(OperatorChart),
 		Version:   pulumi.String(versions.FluxOperator),

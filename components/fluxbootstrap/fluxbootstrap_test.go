@@ -3,6 +3,7 @@ package fluxbootstrap
 import (
 	"maps"
 	"os"
+	"os/exec"
 	"slices"
 	"sort"
 	"strings"
@@ -131,10 +132,14 @@ func TestFluxBootstrap(t *testing.T) {
 	if !slices.Contains(ns.Dependencies, f.ready) {
 		t.Error("namespace does not wait for the node group")
 	}
-	rel := get("kubernetes:helm.sh/v3:Release", "flux-operator")
-	if rel.Inputs["chart"].StringValue() != OperatorChart || rel.Inputs["version"].StringValue() != versions.FluxOperator ||
-		rel.Inputs["namespace"].StringValue() != Namespace {
-		t.Errorf("release %v", rel.Inputs)
+	rel := get(ReleaseType, "flux-operator")
+	// What the Go SDK's NewRelease sends (release.go): compat set by it.
+	if want := (resource.PropertyMap{
+		"name": resource.NewProperty(OperatorRelease), "chart": resource.NewProperty(OperatorChart),
+		"version": resource.NewProperty(versions.FluxOperator), "namespace": resource.NewProperty(Namespace),
+		"compat": resource.NewProperty("true"),
+	}); !rel.Inputs.DeepEquals(want) {
+		t.Errorf("release inputs %v, want %v", rel.Inputs, want)
 	}
 
 	inst := get("kubernetes:fluxcd.controlplane.io/v1:FluxInstance", "flux-instance")
@@ -380,5 +385,35 @@ func TestSpokeKustomizeControllerPatches(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("the spokes' FluxInstance patches kustomize-controller with %q, want %q", got, want)
+	}
+}
+
+// TestProgramCompilesItsKindsOnly: the program (main.go) compiles the
+// Kubernetes Go SDK's packages of the kinds it registers and no other
+// (Release says why the SDK's helm/v3 package is left out: its Chart
+// imports every kind's package).
+func TestProgramCompilesItsKindsOnly(t *testing.T) {
+	const sdk = "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
+	out, err := exec.Command("go", "list", "-deps", "github.com/gitops-fleet/eks-fleet").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	var got []string
+	for _, p := range strings.Fields(string(out)) {
+		if p == sdk || strings.HasPrefix(p, sdk+"/") {
+			got = append(got, strings.TrimPrefix(strings.TrimPrefix(p, sdk), "/"))
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"",              // the provider resource, UntypedArgs
+		"apiextensions", // CustomResource: the FluxInstance, GitRepository, Kustomization
+		"core/v1",       // Namespace, Secret, ConfigMap
+		"meta/v1",       // ObjectMeta
+		"storage/v1",    // pulumi-eks's cluster component
+		"utilities",     // the SDK's resource options (Release)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the program compiles the SDK packages %q, want %q", got, want)
 	}
 }

@@ -72,10 +72,49 @@ type Tool struct {
 }
 
 // Overlay is a file of a module the tool module requires (Module, Path)
-// replaced in the build by the file File of the tool module (a path
-// relative to it).
+// replaced in the build: by the file File of the tool module (a path
+// relative to it), or, when Map is set instead, by upstream's own file
+// with the composite literal of its package-level variable Map left with
+// the entries whose string keys are in Keep (upstream's registration map
+// cut to what the fleet uses), and the imports only the dropped entries
+// used removed. A key of Keep that upstream's map lacks fails the build.
 type Overlay struct {
 	Module, Path, File string
+	Map                string
+	Keep               []string
+}
+
+// Dropped are the keys of upstream's map that the overlays of t with a Map
+// leave out, by the overlaid file's module and path ("module/path").
+func (t Tool) Dropped(ctx context.Context) (map[string][]string, error) {
+	tools, err := ToolsDir()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, o := range t.Overlay {
+		if o.Map == "" {
+			continue
+		}
+		modDir, err := t.moduleDir(ctx, filepath.Join(tools, filepath.FromSlash(t.Module)), o.Module)
+		if err != nil {
+			return nil, err
+		}
+		src, err := os.ReadFile(filepath.Join(modDir, filepath.FromSlash(o.Path)))
+		if err != nil {
+			return nil, fmt.Errorf("overlay of %s %s: %w", o.Module, o.Path, err)
+		}
+		keys, err := MapKeys(src, o.Map)
+		if err != nil {
+			return nil, fmt.Errorf("overlay of %s %s: %w", o.Module, o.Path, err)
+		}
+		for _, k := range keys {
+			if !slices.Contains(o.Keep, k) {
+				out[o.Module+"/"+o.Path] = append(out[o.Module+"/"+o.Path], k)
+			}
+		}
+	}
+	return out, nil
 }
 
 // ModuleFile is a file of a module the tool module requires, at the
@@ -133,6 +172,9 @@ func (t Tool) Key(toolsDir string) (string, error) {
 	}
 	for _, o := range t.Overlay {
 		fmt.Fprintf(h, "overlay\x00%s\x00%s\x00%s\x00", o.Module, o.Path, o.File)
+		if o.Map != "" {
+			fmt.Fprintf(h, "map\x00%s\x00%q\x00", o.Map, o.Keep)
+		}
 	}
 	dir := filepath.Join(toolsDir, filepath.FromSlash(t.Module))
 	var files []string
@@ -350,11 +392,7 @@ func (t Tool) stage(ctx context.Context, dir, dst string) error {
 			if o.Module != m {
 				continue
 			}
-			// A file the pinned release lacks would be added, not replaced.
-			if _, err := os.Stat(filepath.Join(modDir, filepath.FromSlash(o.Path))); err != nil {
-				return fmt.Errorf("overlay of %s %s: %w", o.Module, o.Path, err)
-			}
-			if err := copyFile(filepath.Join(dir, filepath.FromSlash(o.File)), filepath.Join(copied, filepath.FromSlash(o.Path))); err != nil {
+			if err := o.apply(dir, modDir, copied); err != nil {
 				return fmt.Errorf("overlay of %s %s: %w", o.Module, o.Path, err)
 			}
 		}
@@ -366,6 +404,29 @@ func (t Tool) stage(ctx context.Context, dir, dst string) error {
 		}
 	}
 	return nil
+}
+
+// apply writes o's file into copied, the copy of o.Module's directory
+// modDir, from the tool module in dir.
+func (o Overlay) apply(dir, modDir, copied string) error {
+	if (o.File == "") == (o.Map == "") {
+		return errors.New("set one of File (a file of the tool module) and Map (a variable of upstream's file to cut)")
+	}
+	// A file the pinned release lacks would be added, not replaced.
+	src, err := os.ReadFile(filepath.Join(modDir, filepath.FromSlash(o.Path)))
+	if err != nil {
+		return err
+	}
+	var out []byte
+	if o.File != "" {
+		out, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(o.File)))
+	} else {
+		out, err = keepEntries(src, o.Map, o.Keep)
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(copied, filepath.FromSlash(o.Path)), out, 0o644)
 }
 
 // moduleDir is the directory of module, at the version the tool module in

@@ -131,8 +131,18 @@ func TestKeyFollowsContent(t *testing.T) {
 		t.Error("an embedded upstream file kept the key")
 	}
 	tool.Overlay = []Overlay{{Module: "example.com/up", Path: "register.go", File: "sub/register.go"}}
-	if k, _ := tool.Key(dir); k == k4 {
+	k5, _ := tool.Key(dir)
+	if k5 == k4 {
 		t.Error("an overlaid upstream file kept the key")
+	}
+	tool.Overlay = []Overlay{{Module: "example.com/up", Path: "register.go", Map: "providers"}}
+	k6, _ := tool.Key(dir)
+	if k6 == k5 {
+		t.Error("an upstream map cut instead of a file replaced kept the key")
+	}
+	tool.Overlay[0].Keep = []string{"aws"}
+	if k, _ := tool.Key(dir); k == k6 {
+		t.Error("another key kept in an upstream map kept the key")
 	}
 }
 
@@ -176,6 +186,8 @@ func TestBuildStagesModuleFiles(t *testing.T) {
 			overlay: []Overlay{{Module: "golang.org/x/sync", Path: "singleflight/singleflight.go", File: "overlay/replaced.go"}}, wantOut: "overlaid"},
 		"overlay missing": {reason: "a file the module lacks fails the build, naming it, rather than being added", main: overlayMain,
 			overlay: []Overlay{{Module: "golang.org/x/sync", Path: "singleflight/no-such-file.go", File: "overlay/replaced.go"}}, wantErr: "overlay of golang.org/x/sync singleflight/no-such-file.go"},
+		"overlay unset": {reason: "an overlay with neither a file nor a map to cut fails, saying what to set", main: overlayMain,
+			overlay: []Overlay{{Module: "golang.org/x/sync", Path: "singleflight/singleflight.go"}}, wantErr: "set one of File"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
