@@ -23,10 +23,10 @@ type Release struct {
 // ReleaseArgs are the release's inputs the program sets (the provider's
 // schema for kubernetes:helm.sh/v3:Release names them).
 type ReleaseArgs struct {
-	Name, Chart, Version pulumi.StringInput
-	Namespace            pulumi.StringInput
+	Name, Chart, Version, Namespace pulumi.StringInput
 }
 
+// newRelease registers a Release as the SDK's NewRelease does.
 func newRelease(ctx *pulumi.Context, name string, args ReleaseArgs, opts ...pulumi.ResourceOption) (*Release, error) {
 	var r Release
 	props := pulumi.Map{

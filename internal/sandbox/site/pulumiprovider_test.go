@@ -44,6 +44,7 @@ func TestPulumiKubernetesServesThePrograms(t *testing.T) {
 		stack := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "Pulumi."), ".yaml")
 		t.Run(stack, func(t *testing.T) {
 			var m *mocks.Mocks
+			var err error
 			if strings.HasPrefix(stack, "acct-") {
 				m, err = CaptureAccount(f, clusterinfo.ExampleSpokeAccount, nil)
 			} else {
