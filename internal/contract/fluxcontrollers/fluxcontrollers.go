@@ -5,6 +5,8 @@
 // reads them back (internal/fleet/fleetstatus).
 package fluxcontrollers
 
+// The controllers' Deployments, named as their components in a
+// FluxInstance's spec.components.
 const (
 	SourceController       = "source-controller"
 	KustomizeController    = "kustomize-controller"
