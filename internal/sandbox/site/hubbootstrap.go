@@ -10,6 +10,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gitops-fleet/eks-fleet/components/fluxbootstrap"
 	"github.com/gitops-fleet/eks-fleet/internal/hub"
 	"github.com/gitops-fleet/eks-fleet/internal/sandbox/mocks"
 )
@@ -50,7 +51,7 @@ func captureHub(cfg map[string]string, prior *mocks.Mocks) (*HubBootstrap, error
 	b := &HubBootstrap{Secrets: map[string]string{}, AWS: map[string][]string{}, Mocks: m}
 	for _, r := range m.Resources() {
 		switch {
-		case r.Type == "kubernetes:helm.sh/v3:Release":
+		case r.Type == fluxbootstrap.ReleaseType:
 			// A Helm release, not an object: the provider installs its chart.
 		case strings.HasPrefix(r.Type, "kubernetes:") && r.Custom && !strings.HasPrefix(r.Type, "pulumi:providers:"):
 			obj, _ := plain(resource.NewObjectProperty(r.Inputs)).(map[string]any)
