@@ -277,32 +277,24 @@ func (s *server) buildTools(ctx context.Context) error {
 			}
 		}
 	}()
-	sem := make(chan struct{}, binaries.Parallel)
 	errs := make([]error, len(todo))
-	var wg sync.WaitGroup
-	for i, t := range todo {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			mu.Lock()
-			building[t.Name] = time.Now()
-			mu.Unlock()
-			s.logf("  build %s", t.Name)
-			_, errs[i] = binaries.Build(ctx, t)
-			mu.Lock()
-			took := time.Since(building[t.Name]).Round(time.Second)
-			delete(building, t.Name)
-			done++
-			n := done
-			mu.Unlock()
-			if errs[i] == nil {
-				s.logf("  built %s in %s (%d of %d)", t.Name, took, n, len(todo))
-			}
-		}()
-	}
-	wg.Wait()
+	binaries.InOrder(todo, binaries.Parallel, func(i int) {
+		t := todo[i]
+		mu.Lock()
+		building[t.Name] = time.Now()
+		mu.Unlock()
+		s.logf("  build %s", t.Name)
+		_, errs[i] = binaries.Build(ctx, t)
+		mu.Lock()
+		took := time.Since(building[t.Name]).Round(time.Second)
+		delete(building, t.Name)
+		done++
+		n := done
+		mu.Unlock()
+		if errs[i] == nil {
+			s.logf("  built %s in %s (%d of %d)", t.Name, took, n, len(todo))
+		}
+	})
 	return errors.Join(errs...)
 }
 

@@ -33,7 +33,6 @@ import (
 	"syscall"
 
 	"github.com/prometheus/procfs"
-	"golang.org/x/sync/errgroup"
 )
 
 // buildFlags go to every tool's go build, ahead of its own link flags:
@@ -69,6 +68,14 @@ type Tool struct {
 	// files there) and the staged tool module's go.mod replaces it with
 	// the copy. Each replaced file's package must still compile.
 	Overlay []Overlay
+	// After names tools whose compiled packages this one reuses. Builds
+	// run in one build cache (scripts/tools and .ci/run build every tool
+	// in one run), where a package two tools compile with every package
+	// below it at the same versions is compiled once; BuildAll starts t
+	// only when these are built, rather than have both compile the same
+	// packages side by side. Their tool modules require the same version
+	// of every module both compile (TestAfterSharesModules).
+	After []string
 }
 
 // Overlay is a file of a module the tool module requires (Module, Path)
@@ -245,8 +252,10 @@ const Parallel = 2
 // BuildAll builds every tool not yet cached, up to parallel at a time (at
 // least one), and returns their paths by name. A single go build leaves
 // cores idle while it links or waits on a long package, so a cold run of
-// the suite builds its tools side by side. All are attempted; the error
-// joins every failure.
+// the suite builds its tools side by side: in the order given, each once
+// the tools it names in After are built (the first in the order that may
+// start, when a build ends). All are attempted; the error joins every
+// failure.
 func BuildAll(ctx context.Context, parallel int, tools ...Tool) (map[string]string, error) {
 	dir, err := ToolsDir()
 	if err != nil {
@@ -258,15 +267,9 @@ func BuildAll(ctx context.Context, parallel int, tools ...Tool) (map[string]stri
 func buildAll(ctx context.Context, dir string, parallel int, tools []Tool) (map[string]string, error) {
 	paths := make([]string, len(tools))
 	errs := make([]error, len(tools))
-	var g errgroup.Group
-	g.SetLimit(max(parallel, 1))
-	for i, t := range tools {
-		g.Go(func() error {
-			paths[i], errs[i] = build(ctx, dir, t)
-			return nil
-		})
-	}
-	g.Wait() //nolint:errcheck // each build's error is in errs
+	InOrder(tools, parallel, func(i int) {
+		paths[i], errs[i] = build(ctx, dir, tools[i])
+	})
 	out := make(map[string]string, len(tools))
 	for i, t := range tools {
 		if errs[i] == nil {
@@ -274,6 +277,50 @@ func buildAll(ctx context.Context, dir string, parallel int, tools []Tool) (map[
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// InOrder calls run for each index of tools, up to parallel (at least
+// one) at a time: when a slot is free, for the first tool not yet started
+// whose After tools among these have returned. Should only tools waiting
+// on each other be left, the first of them runs.
+func InOrder(tools []Tool, parallel int, run func(i int)) {
+	started := make([]bool, len(tools))
+	done := map[string]bool{}
+	listed := map[string]bool{}
+	for _, t := range tools {
+		listed[t.Name] = true
+	}
+	waits := func(t Tool) bool {
+		return slices.ContainsFunc(t.After, func(a string) bool { return listed[a] && !done[a] })
+	}
+	finished := make(chan int)
+	running := 0
+	for left := len(tools); left > 0; left-- {
+		for running < max(parallel, 1) {
+			i := -1
+			for j, t := range tools {
+				if !started[j] && !waits(t) {
+					i = j
+					break
+				}
+			}
+			if i < 0 && running == 0 {
+				i = slices.Index(started, false)
+			}
+			if i < 0 {
+				break
+			}
+			started[i] = true
+			running++
+			go func() {
+				run(i)
+				finished <- i
+			}()
+		}
+		i := <-finished
+		running--
+		done[tools[i].Name] = true
+	}
 }
 
 func build(ctx context.Context, tools string, t Tool) (string, error) {

@@ -3,12 +3,14 @@ package binaries
 import (
 	"context"
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -316,6 +318,177 @@ func TestBuildAll(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInOrder: BuildAll's order. A tool starts after the tools it names
+// in After (those in the same run), in the order given otherwise, never
+// more than parallel at once, and tools waiting on each other still run.
+func TestInOrder(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		tools    []Tool
+		parallel int
+		want     []string // the whole log, one at a time
+	}{
+		"in order": {
+			reason:   "without After, tools run in the order given",
+			tools:    []Tool{{Name: "a"}, {Name: "b"}, {Name: "c"}},
+			parallel: 1,
+			want:     []string{"start a", "end a", "start b", "end b", "start c", "end c"},
+		},
+		"after a later tool": {
+			reason:   "b waits for c, and a tool that may start goes first",
+			tools:    []Tool{{Name: "a"}, {Name: "b", After: []string{"c"}}, {Name: "c"}},
+			parallel: 1,
+			want:     []string{"start a", "end a", "start c", "end c", "start b", "end b"},
+		},
+		"after a tool not in the run": {
+			reason:   "a tool After names that is not being built does not hold it",
+			tools:    []Tool{{Name: "b", After: []string{"x"}}, {Name: "a"}},
+			parallel: 1,
+			want:     []string{"start b", "end b", "start a", "end a"},
+		},
+		"waiting on each other": {
+			reason:   "a cycle does not hang: the first of it runs",
+			tools:    []Tool{{Name: "a", After: []string{"b"}}, {Name: "b", After: []string{"a"}}},
+			parallel: 0,
+			want:     []string{"start a", "end a", "start b", "end b"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var log []string
+			InOrder(tc.tools, tc.parallel, func(i int) {
+				log = append(log, "start "+tc.tools[i].Name, "end "+tc.tools[i].Name)
+			})
+			if diff := cmp.Diff(tc.want, log); diff != "" {
+				t.Errorf("%s: log (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+
+	t.Run("side by side", func(t *testing.T) {
+		// Two at a time: c starts beside a while b waits for a; b starts
+		// only when a has ended; never three at once.
+		tools := []Tool{{Name: "a"}, {Name: "b", After: []string{"a"}}, {Name: "c"}, {Name: "d"}}
+		var mu sync.Mutex
+		running, most := 0, 0
+		release := map[string]chan struct{}{}
+		for _, tool := range tools {
+			release[tool.Name] = make(chan struct{})
+		}
+		started := make(chan string, len(tools))
+		doneAll := make(chan struct{})
+		go func() {
+			InOrder(tools, 2, func(i int) {
+				n := tools[i].Name
+				mu.Lock()
+				running++
+				most = max(most, running)
+				mu.Unlock()
+				started <- n
+				<-release[n]
+				mu.Lock()
+				running--
+				mu.Unlock()
+			})
+			close(doneAll)
+		}()
+		first := []string{<-started, <-started}
+		slices.Sort(first)
+		if diff := cmp.Diff([]string{"a", "c"}, first); diff != "" {
+			t.Fatalf("the first two to start (-want +got):\n%s", diff)
+		}
+		close(release["a"])
+		if n := <-started; n != "b" {
+			t.Fatalf("after a ended, %s started; want b, which waited for a", n)
+		}
+		close(release["c"])
+		if n := <-started; n != "d" {
+			t.Fatalf("after c ended, %s started; want d", n)
+		}
+		close(release["b"])
+		close(release["d"])
+		<-doneAll
+		if most > 2 {
+			t.Errorf("%d tools ran at once, want at most 2", most)
+		}
+	})
+}
+
+// TestAfterSharesModules: a tool that waits for another to reuse its
+// compiled packages (After) comes later in All(), and the two builds
+// compile every module both use at one version. A package is compiled
+// once only when every package below it is the same (their versions are
+// in the compiled file's paths), so one module a version apart makes the
+// second build compile all that sits above it again.
+func TestAfterSharesModules(t *testing.T) {
+	dir, err := ToolsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := All()
+	index := map[string]int{}
+	for i, tool := range all {
+		index[tool.Name] = i
+	}
+	var mu sync.Mutex
+	lists := map[string]func() map[string]string{}
+	modules := func(tool Tool) map[string]string {
+		mu.Lock()
+		f, ok := lists[tool.Name]
+		if !ok {
+			f = sync.OnceValue(func() map[string]string { return buildModules(t, dir, tool) })
+			lists[tool.Name] = f
+		}
+		mu.Unlock()
+		return f()
+	}
+	for _, tool := range all {
+		for _, after := range tool.After {
+			t.Run(tool.Name+" after "+after, func(t *testing.T) {
+				t.Parallel()
+				i, ok := index[after]
+				if !ok {
+					t.Fatalf("%s waits for %s, which is not a tool", tool.Name, after)
+				}
+				if i > index[tool.Name] {
+					t.Errorf("%s waits for %s, which All() lists after it", tool.Name, after)
+				}
+				mine, theirs := modules(tool), modules(all[i])
+				var differ []string
+				for m, v := range mine {
+					if w, ok := theirs[m]; ok && w != v {
+						differ = append(differ, fmt.Sprintf("%s %s (%s: %s)", m, v, after, w))
+					}
+				}
+				slices.Sort(differ)
+				if len(differ) > 0 {
+					t.Errorf("%s (tools/%s) and %s (tools/%s) compile modules at different versions; require the higher in both go.mod files:\n%s",
+						tool.Name, tool.Module, after, all[i].Module, strings.Join(differ, "\n"))
+				}
+			})
+		}
+	}
+}
+
+// buildModules are the modules, by path, of the packages tool's build
+// compiles, with their versions.
+func buildModules(t *testing.T, dir string, tool Tool) map[string]string {
+	cmd := tool.goCommand(context.Background(), filepath.Join(dir, filepath.FromSlash(tool.Module)),
+		"list", "-e", "-deps", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}", tool.Package)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Errorf("go list %s: %v", tool.Package, err)
+		return nil
+	}
+	mods := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, version, ok := strings.Cut(line, " "); ok {
+			mods[path] = version
+		}
+	}
+	return mods
 }
 
 // TestPrune: what an earlier pin or a killed build left is removed; the
