@@ -372,11 +372,22 @@ func build(ctx context.Context, tools string, t Tool) (string, error) {
 	return bin, nil
 }
 
+// ToolsGoCacheEnv names the Go build cache every tool build uses, when
+// set, whatever the calling process's own GOCACHE: .ci/run points the
+// background build of every tool and the tests' builds (a test that needs
+// a tool before the background has built it builds it itself) at one
+// cache, so that what one compiled the other reuses (After), and removes
+// it once every tool is built.
+const ToolsGoCacheEnv = "EKS_FLEET_TOOLS_GOCACHE"
+
 // goCommand is the go command run in a tool module's directory dir.
 func (t Tool) goCommand(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	if c := os.Getenv(ToolsGoCacheEnv); c != "" {
+		cmd.Env = append(cmd.Env, "GOCACHE="+c)
+	}
 	if t.Toolchain != "" {
 		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+t.Toolchain)
 	}

@@ -320,6 +320,34 @@ func TestBuildAll(t *testing.T) {
 	}
 }
 
+// TestToolsGoCache: with ToolsGoCacheEnv set, a tool is compiled into
+// that build cache, not the calling process's, so .ci/run's background
+// builds and the tests' share what they compiled.
+func TestToolsGoCache(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("EKS_FLEET_BIN_CACHE", filepath.Join(dir, "bin"))
+	toolsCache := filepath.Join(dir, "tools-gocache")
+	t.Setenv(ToolsGoCacheEnv, toolsCache)
+	mod := filepath.Join(dir, "one")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, s := range map[string]string{"go.mod": "module example.com/one\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {}\n"} {
+		if err := os.WriteFile(filepath.Join(mod, f), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := buildAll(context.Background(), dir, 1, []Tool{{Name: "one", Module: "one", Package: "example.com/one"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The go command keeps its outputs in the cache's two-hex-digit
+	// directories; the main package's compile is one of them.
+	entries, err := filepath.Glob(filepath.Join(toolsCache, "[0-9a-f][0-9a-f]", "*"))
+	if err != nil || len(entries) == 0 {
+		t.Errorf("nothing compiled into %s (%s): the build did not use it (%v)", toolsCache, ToolsGoCacheEnv, err)
+	}
+}
+
 // TestInOrder: BuildAll's order. A tool starts after the tools it names
 // in After (those in the same run), in the order given otherwise, never
 // more than parallel at once, and tools waiting on each other still run.

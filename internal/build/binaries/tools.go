@@ -98,6 +98,7 @@ func All() []Tool {
 	return []Tool{
 		PulumiKubernetes,      // 193 on 1 Dec, without its component resources (503 with them)
 		KubeAPIServer,         // 325
+		Pulumi,                // 75, after PulumiKubernetes (the engine they share); early, since a unit test (components/deleteguard) runs it
 		SourceController,      // 246
 		RenderServer,          // 216
 		PatchAndTransform,     // 168 (96 on 1 Dec, the machine otherwise idle)
@@ -111,6 +112,5 @@ func All() []Tool {
 		KubeControllerManager, // 80, after KubeAPIServer
 		Etcd,                  // 60
 		KubeScheduler,         // 8, after KubeAPIServer
-		Pulumi,                // last: the engine it shares with PulumiKubernetes is compiled by then
 	}
 }
