@@ -278,7 +278,7 @@ func spokeBootstrap(t *testing.T, h *site.Hub, clock *stepClock) {
 	// AWS reports the table.
 	tables := h.Account.Find(tableKind, func(r aws.Resource) bool { return r.Name == reads["TABLE_NAME"] })
 	var kept, found bool
-	err = kube.Poll(ctx, 30*time.Second, func() (bool, error) {
+	err = kube.Poll(ctx, settleBound, func() (bool, error) {
 		claim, err := eks.Cluster.Dynamic.Resource(check.AppInfrastructures).Namespace(exampleAppNS).Get(ctx, exampleApp, metav1.GetOptions{})
 		if err != nil {
 			return false, nil

@@ -32,6 +32,12 @@ const (
 	teardownBound = 15 * time.Minute
 	// destroyBound: the root Kustomization deleted to every spoke gone.
 	destroyBound = 20 * time.Minute
+	// restartBound: a process of this machine restarted to serving (the
+	// hub's API server ready again).
+	restartBound = 90 * time.Second
+	// observedBound: what the suite's own watchers already saw, read back
+	// (the step clock's record of a step that is Ready).
+	observedBound = 10 * time.Second
 )
 
 // Bounds of TestSandbox's steps: each `fleet` command as a user runs it

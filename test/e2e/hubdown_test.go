@@ -31,7 +31,7 @@ func hubDown(t *testing.T, h *site.Hub) {
 		if err := api.Start(); err != nil {
 			t.Fatalf("restart the hub's API server: %v", err)
 		}
-		err := kube.Poll(ctx, 90*time.Second, func() (bool, error) {
+		err := kube.Poll(ctx, restartBound, func() (bool, error) {
 			body, err := h.Cluster.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 			return err == nil && string(body) == "ok", nil
 		})

@@ -189,7 +189,7 @@ func leadTime(t *testing.T, h *site.Hub) {
 		t.Fatalf("bootstrap steps up to sync: %v\n%s\nthe spoke:\n%s", err, state, fluxState(ctx, eks.Cluster))
 	}
 	var toolsReady time.Time
-	if err := kube.Poll(ctx, 10*time.Second, func() (bool, error) {
+	if err := kube.Poll(ctx, observedBound, func() (bool, error) {
 		at, ok := clock.first("sync")
 		toolsReady = at
 		return ok, nil

@@ -44,7 +44,7 @@ func TestSmokeCluster(t *testing.T) {
 	if _, err := c.Kube.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = kube.Poll(ctx, 60*time.Second, func() (bool, error) {
+	err = kube.Poll(ctx, settleBound, func() (bool, error) {
 		got, err := c.Kube.AppsV1().Deployments("default").Get(ctx, "x", metav1.GetOptions{})
 		return err == nil && got.Status.AvailableReplicas == 1, nil
 	})
