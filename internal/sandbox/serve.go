@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -233,69 +232,17 @@ func (l *stageLog) end() { close(l.stop) }
 // cached, two at a time, reporting each one's start and end and, every 30
 // seconds, what still builds.
 func (s *server) buildTools(ctx context.Context) error {
-	dir, err := binaries.ToolsDir()
+	tools := site.Tools()
+	todo, err := binaries.Uncached(tools...)
 	if err != nil {
 		return err
-	}
-	tools := site.Tools()
-	var todo []binaries.Tool
-	for _, t := range tools {
-		p, err := t.Path(dir)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(p); err != nil {
-			todo = append(todo, t)
-		}
 	}
 	if len(todo) == 0 {
 		s.logf("the %d upstream programs are cached (%s)", len(tools), binaries.CacheDir())
 		return nil
 	}
 	s.logf("building %d of the %d upstream programs at their pinned releases into %s (the first time takes about 40 minutes on 2 cores)", len(todo), len(tools), binaries.CacheDir())
-	var mu sync.Mutex
-	building := map[string]time.Time{}
-	done := 0
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		t := time.NewTicker(30 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				mu.Lock()
-				var names []string
-				for n, at := range building {
-					names = append(names, fmt.Sprintf("%s (%s)", n, time.Since(at).Round(time.Second)))
-				}
-				sort.Strings(names)
-				s.logf("  %d of %d built; building %s", done, len(todo), strings.Join(names, ", "))
-				mu.Unlock()
-			}
-		}
-	}()
-	errs := make([]error, len(todo))
-	binaries.InOrder(todo, binaries.Parallel, func(i int) {
-		t := todo[i]
-		mu.Lock()
-		building[t.Name] = time.Now()
-		mu.Unlock()
-		s.logf("  build %s", t.Name)
-		_, errs[i] = binaries.Build(ctx, t)
-		mu.Lock()
-		took := time.Since(building[t.Name]).Round(time.Second)
-		delete(building, t.Name)
-		done++
-		n := done
-		mu.Unlock()
-		if errs[i] == nil {
-			s.logf("  built %s in %s (%d of %d)", t.Name, took, n, len(todo))
-		}
-	})
-	return errors.Join(errs...)
+	return binaries.BuildShowingProgress(ctx, 30*time.Second, s.logf, todo...)
 }
 
 // writeHubFiles writes what a user of the hub needs: its kubeconfig, the

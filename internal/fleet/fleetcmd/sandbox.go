@@ -203,6 +203,11 @@ func (a *app) sandboxCheckout(ctx context.Context) (string, error) {
 		return "", err
 	}
 	fmt.Fprintf(a.stdout, "checking %s as 'fleet validate' does\n", root)
+	if p, ok := a.deps.Prover.(proofPreparer); ok {
+		if err := p.Prepare(ctx, func(format string, args ...any) { fmt.Fprintf(a.stdout, format+"\n", args...) }); err != nil {
+			return "", err
+		}
+	}
 	res, err := fleetvalidate.Run(ctx, fleetvalidate.Options{Tree: root, Info: info, Prover: a.deps.Prover})
 	if err != nil {
 		return "", err

@@ -4,9 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gitops-fleet/eks-fleet/internal/build/binaries"
 	"github.com/gitops-fleet/eks-fleet/internal/fleet/fleetvalidate"
 	"github.com/gitops-fleet/eks-fleet/internal/proof"
 	"github.com/gitops-fleet/eks-fleet/internal/proof/xrender"
@@ -23,6 +25,24 @@ func wireEngines(d *Deps) {
 }
 
 type proofProver struct{}
+
+// proofPreparer is a Prover whose first proof builds programs (the render
+// server and the functions, on a cold cache): Prepare builds them ahead,
+// showing their progress, so that a first check does not sit silent for
+// minutes.
+type proofPreparer interface {
+	Prepare(ctx context.Context, logf func(format string, args ...any)) error
+}
+
+// Prepare builds the programs the proof runs that are not cached yet.
+func (proofProver) Prepare(ctx context.Context, logf func(format string, args ...any)) error {
+	todo, err := binaries.Uncached(xrender.Programs()...)
+	if err != nil || len(todo) == 0 {
+		return err
+	}
+	logf("building the %d programs the check runs, once, at their pinned releases (minutes on a cold cache)", len(todo))
+	return binaries.BuildShowingProgress(ctx, 30*time.Second, logf, todo...)
+}
 
 // Warm starts the proof's shared set-up (see warmProof).
 func (proofProver) Warm(ctx context.Context) { proof.Warm(ctx) }

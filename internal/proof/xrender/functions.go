@@ -42,6 +42,16 @@ func Functions() []Function {
 	}
 }
 
+// Programs are the upstream programs a render runs, each built once at its
+// pinned release: the render server and the pinned functions.
+func Programs() []binaries.Tool {
+	out := []binaries.Tool{binaries.RenderServer}
+	for _, f := range Functions() {
+		out = append(out, f.Tool)
+	}
+	return out
+}
+
 // process is a local server this process started: a pinned function or
 // the render server.
 type process struct {
