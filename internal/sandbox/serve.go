@@ -241,7 +241,7 @@ func (s *server) buildTools(ctx context.Context) error {
 		s.logf("the %d upstream programs are cached (%s)", len(tools), binaries.CacheDir())
 		return nil
 	}
-	s.logf("building %d of the %d upstream programs at their pinned releases into %s (the first time takes about 40 minutes on 2 cores)", len(todo), len(tools), binaries.CacheDir())
+	s.logf("building %d of the %d upstream programs at their pinned releases into %s (the first time takes about 15 minutes on 2 cores)", len(todo), len(tools), binaries.CacheDir())
 	return binaries.BuildShowingProgress(ctx, 30*time.Second, s.logf, todo...)
 }
 
