@@ -11,7 +11,8 @@ import (
 	"time"
 )
 
-// Uncached are the tools of tools whose binary is not in the cache.
+// Uncached returns those of tools whose binary is not in the binary cache
+// yet (CacheDir), in their order.
 func Uncached(tools ...Tool) ([]Tool, error) {
 	dir, err := ToolsDir()
 	if err != nil {
