@@ -603,10 +603,13 @@ func TestSpokeAddonVersions(t *testing.T) {
 			pins[r][versions.DefaultKubernetes][a] = "v1.2.3-eksbuild.4"
 		}
 	}
+	waves := clusterinfo.AddonWaves{{Name: "canary", Clusters: []string{"apps-staging"},
+		Versions: clusterinfo.AddonVersions{"us-east-1": {versions.DefaultKubernetes: {"vpc-cni": "v1.2.4-eksbuild.1"}}}}}
 	tests := map[string]struct {
 		reason  string
 		regions string
 		pins    clusterinfo.AddonVersions
+		waves   clusterinfo.AddonWaves
 		answer  func(region, addon, k8s string) string
 		want    clusterinfo.AddonVersions
 		wantErr []string
@@ -651,6 +654,12 @@ func TestSpokeAddonVersions(t *testing.T) {
 			answer: func(region, addon, k8s string) string { return mocks.AddonVersionDenied + "not looked up" },
 			want:   pins,
 		},
+		"pinned, with a wave": {
+			reason:  "T4-M3: the stack's waves reach cluster-info as written, beside the pins",
+			regions: `["eu-west-1","us-east-1"]`, pins: pins, waves: waves,
+			answer: func(region, addon, k8s string) string { return mocks.AddonVersionDenied + "not looked up" },
+			want:   pins,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -658,12 +667,21 @@ func TestSpokeAddonVersions(t *testing.T) {
 			if tc.pins != nil {
 				cfg["eks-fleet:spokeAddonVersions"] = clusterinfo.FormatAddonVersions(tc.pins)
 			}
+			if tc.waves != nil {
+				cfg["eks-fleet:spokeAddonWaves"] = clusterinfo.FormatAddonWaves(tc.waves)
+			}
 			m, err := runMocks(t, mgmtWith(t, cfg), func(m *mocks.Mocks) {
 				m.AddonVersion = tc.answer
 			})
 			got, ok := clusterInfoAfter(t, m, err, clusterinfo.SpokeAddonVersions, tc.wantErr, tc.reason)
 			if w := clusterinfo.FormatAddonVersions(tc.want); ok && got != w {
 				t.Errorf("cluster-info %s =\n%s\nwant\n%s\n(%s)", clusterinfo.SpokeAddonVersions, got, w, tc.reason)
+			}
+			if tc.wantErr == nil {
+				gotWaves, _ := clusterInfoAfter(t, m, err, clusterinfo.SpokeAddonWaves, nil, tc.reason)
+				if w := clusterinfo.FormatAddonWaves(tc.waves); gotWaves != w {
+					t.Errorf("cluster-info %s = %s, want %s (%s)", clusterinfo.SpokeAddonWaves, gotWaves, w, tc.reason)
+				}
 			}
 			if looked := slices.Contains(m.Invokes(), "aws:eks/getAddonVersion:getAddonVersion"); tc.pins != nil && looked {
 				t.Errorf("a pinned stack looked up add-on versions (%s)", tc.reason)

@@ -94,6 +94,7 @@ func DefaultValues() Values {
 		FunctionRegistryKey:      d.FunctionRegistry,
 		SpokeRegionsKey:          "[]",
 		SpokeAddonVersionsKey:    "{}",
+		SpokeAddonWavesKey:       "[]",
 		SpokeAccountsKey:         "[]",
 		StackKindKey:             KindHub,
 		HubAccountIDKey:          "",

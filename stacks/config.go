@@ -52,6 +52,7 @@ const (
 	FunctionRegistryKey       = "functionRegistry"
 	SpokeRegionsKey           = "spokeRegions"
 	SpokeAddonVersionsKey     = "spokeAddonVersions"
+	SpokeAddonWavesKey        = "spokeAddonWaves"
 	SpokeAccountsKey          = "spokeAccounts"
 	StackKindKey              = "stackKind"
 	HubAccountIDKey           = "hubAccountId"
@@ -90,6 +91,7 @@ func Keys() []string {
 		FunctionRegistryKey,
 		SpokeRegionsKey,
 		SpokeAddonVersionsKey,
+		SpokeAddonWavesKey,
 		SpokeAccountsKey,
 		StackKindKey,
 		HubAccountIDKey,
@@ -137,6 +139,12 @@ type Config struct {
 	// defaults at every pulumi up, so an up changes no spoke's add-ons
 	// unless this setting changes. Empty: looked up at every up.
 	SpokeAddonVersions clusterinfo.AddonVersions
+	// SpokeAddonWaves move the add-ons of the spokes each lists ahead of
+	// SpokeAddonVersions (cluster-info SPOKE_ADDON_WAVES), so that a new
+	// add-on version reaches a few spokes before the rest: each step of a
+	// rollout is an edit of this setting. Empty: every spoke runs
+	// SpokeAddonVersions.
+	SpokeAddonWaves clusterinfo.AddonWaves
 	// SpokeAccounts are the AWS accounts, other than the hub's, that may
 	// hold spokes: each prepared by a spoke-account stack
 	// (AccountConfig). The hub's Crossplane may assume their account

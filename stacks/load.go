@@ -105,6 +105,15 @@ func FromValues(raw Values) (Config, []error) {
 			c.SpokeAddonVersions = a
 		}
 	}
+	// Pulumi.yaml's default [] is no wave.
+	if s, ok := raw[FullKey(SpokeAddonWavesKey)]; ok && !isEmptyJSON(s) {
+		w, err := clusterinfo.ParseAddonWaves(s)
+		if err != nil {
+			v.add(SpokeAddonWavesKey, s, `a list of waves, each a name, the clusters it moves and their add-on versions in spokeAddonVersions' form, e.g. [{"name": "canary", "clusters": ["apps-staging"], "versions": {"eu-west-1": {"1.35": {"vpc-cni": "v1.20.5-eksbuild.1"}}}}]`)
+		} else {
+			c.SpokeAddonWaves = w
+		}
+	}
 	if s, ok := raw[FullKey(TagsKey)]; ok {
 		var t map[string]string
 		if err := json.Unmarshal([]byte(s), &t); err != nil {

@@ -532,3 +532,104 @@ func TestHubReadOfAnAccountStack(t *testing.T) {
 		t.Errorf("errors %v", errs)
 	}
 }
+
+// T4-M3: waves move a few spokes' add-ons ahead of the pins. Each bad wave
+// is refused naming the setting, the wave and what is allowed; a good one
+// reaches Config as written.
+func TestAddonWaves(t *testing.T) {
+	const canary = `{"name":"canary","clusters":["apps-staging"],"versions":{"eu-west-1":{"1.35":{"vpc-cni":"v1.21.0-eksbuild.2"}}}}`
+	tests := map[string]struct {
+		reason string
+		pins   string // eks-fleet:spokeAddonVersions; "": unset
+		waves  string
+		want   []string // each in the one error; none: valid
+	}{
+		"one wave": {
+			reason: "a canary moving one add-on of one spoke", pins: pins("eu-west-1"), waves: "[" + canary + "]",
+		},
+		"no wave": {
+			reason: "Pulumi.yaml's default", pins: "", waves: "[]",
+		},
+		"not a list": {
+			reason: "the setting's shape", pins: pins("eu-west-1"), waves: `{"canary":{}}`,
+			want: []string{"a list of waves", `"clusters": ["apps-staging"]`},
+		},
+		"without pins": {
+			reason: "unpinned versions move every spoke at each up, so a wave would not hold anything back", pins: "", waves: "[" + canary + "]",
+			want: []string{"eks-fleet:spokeAddonVersions set"},
+		},
+		"bad name": {
+			reason: "a wave's name is a DNS label", pins: pins("eu-west-1"), waves: `[` + strings.Replace(canary, `"canary"`, `"Canary 1"`, 1) + `]`,
+			want: []string{"wave 1 name: Canary 1", "a DNS label"},
+		},
+		"two waves one name": {
+			reason: "names tell waves apart", pins: pins("eu-west-1"),
+			waves: `[` + canary + `,` + strings.Replace(canary, "apps-staging", "apps-prod", 1) + `]`,
+			want:  []string{"wave 2 name: canary", "one wave only"},
+		},
+		"cluster in two waves": {
+			reason: "a spoke runs one wave's versions", pins: pins("eu-west-1"),
+			waves: `[` + canary + `,` + strings.Replace(canary, `"canary"`, `"early"`, 1) + `]`,
+			want:  []string{"wave early cluster apps-staging", "in wave canary too"},
+		},
+		"no cluster": {
+			reason: "a wave moves at least one spoke", pins: pins("eu-west-1"), waves: `[` + strings.Replace(canary, `"apps-staging"`, ``, 1) + `]`,
+			want: []string{"wave canary clusters: none", "a WorkloadCluster claim's name"},
+		},
+		"cluster name too long": {
+			reason: "claim names are at most 20 characters", pins: pins("eu-west-1"), waves: `[` + strings.Replace(canary, "apps-staging", "apps-staging-and-more", 1) + `]`,
+			want: []string{"cluster apps-staging-and-more", "at most 20 characters"},
+		},
+		"other region": {
+			reason: "only the spoke regions", pins: pins("eu-west-1"), waves: `[` + strings.Replace(canary, "eu-west-1", "us-east-1", 1) + `]`,
+			want: []string{"wave canary us-east-1", "the spoke regions (eu-west-1)"},
+		},
+		"unknown Kubernetes version": {
+			reason: "only versions the fleet accepts", pins: pins("eu-west-1"), waves: `[` + strings.Replace(canary, `"1.35"`, `"1.20"`, 1) + `]`,
+			want: []string{"wave canary eu-west-1 1.20", "Kubernetes versions the fleet accepts"},
+		},
+		"unknown add-on": {
+			reason: "only the managed add-ons", pins: pins("eu-west-1"), waves: `[` + strings.Replace(canary, `"vpc-cni"`, `"ebs-csi"`, 1) + `]`,
+			want: []string{"wave canary eu-west-1 1.35 ebs-csi", "coredns"},
+		},
+		"bad version": {
+			reason: "EKS's version form", pins: pins("eu-west-1"), waves: `[` + strings.Replace(canary, `"v1.21.0-eksbuild.2"`, `"latest"`, 1) + `]`,
+			want: []string{"vpc-cni: latest", "v1.20.4-eksbuild.1"},
+		},
+		"nothing moved": {
+			reason: "a wave pins at least one version", pins: pins("eu-west-1"), waves: `[{"name":"canary","clusters":["apps-staging"],"versions":{"eu-west-1":{}}}]`,
+			want: []string{"wave canary versions: none"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			raw := valid()
+			if tc.pins != "" {
+				raw["eks-fleet:spokeAddonVersions"] = tc.pins
+			}
+			raw["eks-fleet:spokeAddonWaves"] = tc.waves
+			c, errs := FromValues(raw)
+			if len(tc.want) == 0 {
+				if len(errs) > 0 {
+					t.Fatalf("%s: %v", tc.reason, errs)
+				}
+				if got := clusterinfo.FormatAddonWaves(c.SpokeAddonWaves); got != tc.waves {
+					t.Errorf("%s: waves %s, want %s", tc.reason, got, tc.waves)
+				}
+				return
+			}
+			if len(errs) != 1 {
+				t.Fatalf("%s: want exactly one error, got %d: %v", tc.reason, len(errs), errs)
+			}
+			var fe *Error
+			if !errors.As(errs[0], &fe) || fe.Field != "eks-fleet:spokeAddonWaves" {
+				t.Fatalf("%s: error %v does not name eks-fleet:spokeAddonWaves", tc.reason, errs[0])
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errs[0].Error(), w) {
+					t.Errorf("%s: %q does not contain %q", tc.reason, errs[0], w)
+				}
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/gitops-fleet/eks-fleet/internal/contract/clusterinfo"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/fence"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/publiccidr"
 	"github.com/gitops-fleet/eks-fleet/internal/contract/versions"
@@ -114,6 +115,7 @@ func Validate(c Config) []error {
 	v.functionRegistry(c.FunctionRegistry)
 	v.spokeRegions(c.Region, c.SpokeRegions)
 	v.addonPins(c)
+	v.addonWaves(c)
 	v.spokeAccounts(c.SpokeAccounts)
 	return v.errs
 }
@@ -161,6 +163,78 @@ func (v *validator) addonPins(c Config) {
 					v.add(SpokeAddonVersionsKey, r+" "+k8s+" "+a, "the managed add-ons the spokes run: "+strings.Join(versions.EKSAddons(), ", "))
 				}
 			}
+		}
+	}
+}
+
+// addonWaves: a wave moves some spokes ahead of the pinned versions, so
+// the pins are set; each wave has a unique DNS-label name, lists at least
+// one cluster name, each cluster in one wave only, and pins at least one
+// add-on version, each for a spoke region, an accepted Kubernetes version
+// and a managed add-on, in EKS's version form. A wave need not pin every
+// add-on, Kubernetes version or region: the rest stays at the pins.
+func (v *validator) addonWaves(c Config) {
+	if len(c.SpokeAddonWaves) == 0 {
+		return
+	}
+	if c.SpokeAddonVersions == nil {
+		v.add(SpokeAddonWavesKey, clusterinfo.FormatAddonWaves(c.SpokeAddonWaves),
+			"waves with "+FullKey(SpokeAddonVersionsKey)+" set: a wave moves its clusters ahead of the pinned versions, and unpinned versions move every spoke at each up")
+		return
+	}
+	regions := c.SpokeRegionList()
+	names := map[string]bool{}
+	inWave := map[string]string{}
+	for i, w := range c.SpokeAddonWaves {
+		at := fmt.Sprintf("wave %d", i+1)
+		switch {
+		case !dnsLabel.MatchString(w.Name) || len(w.Name) > 63:
+			v.add(SpokeAddonWavesKey, at+" name: "+w.Name, "a DNS label (lowercase letters, digits, '-'), e.g. canary")
+		case names[w.Name]:
+			v.add(SpokeAddonWavesKey, at+" name: "+w.Name, "a name used by one wave only")
+		default:
+			at = "wave " + w.Name
+		}
+		names[w.Name] = true
+		if len(w.Clusters) == 0 {
+			v.add(SpokeAddonWavesKey, at+" clusters: none", "at least one cluster (a WorkloadCluster claim's name)")
+		}
+		for _, cl := range w.Clusters {
+			switch prev, ok := inWave[cl]; {
+			case !dnsLabel.MatchString(cl) || len(cl) > workloadcluster.MaxNameLength:
+				v.add(SpokeAddonWavesKey, at+" cluster "+cl, fmt.Sprintf("a WorkloadCluster claim's name: a DNS label of at most %d characters", workloadcluster.MaxNameLength))
+			case ok:
+				v.add(SpokeAddonWavesKey, at+" cluster "+cl, "a cluster in one wave only (it is in "+prev+" too)")
+			default:
+				inWave[cl] = at
+			}
+		}
+		pinned, before := 0, len(v.errs)
+		for _, r := range slices.Sorted(maps.Keys(w.Versions)) {
+			if !slices.Contains(regions, r) {
+				v.add(SpokeAddonWavesKey, at+" "+r, "the spoke regions ("+strings.Join(regions, ", ")+")")
+				continue
+			}
+			for _, k8s := range slices.Sorted(maps.Keys(w.Versions[r])) {
+				if !slices.Contains(versions.Kubernetes(), k8s) {
+					v.add(SpokeAddonWavesKey, at+" "+r+" "+k8s, "Kubernetes versions the fleet accepts: "+strings.Join(versions.Kubernetes(), ", "))
+					continue
+				}
+				addons := w.Versions[r][k8s]
+				for _, a := range slices.Sorted(maps.Keys(addons)) {
+					switch ver := addons[a]; {
+					case !slices.Contains(versions.EKSAddons(), a):
+						v.add(SpokeAddonWavesKey, at+" "+r+" "+k8s+" "+a, "the managed add-ons the spokes run: "+strings.Join(versions.EKSAddons(), ", "))
+					case !eksbuildRE.MatchString(ver):
+						v.add(SpokeAddonWavesKey, at+" "+r+" "+k8s+" "+a+": "+ver, "an EKS add-on version such as v1.20.4-eksbuild.1")
+					default:
+						pinned++
+					}
+				}
+			}
+		}
+		if pinned == 0 && len(v.errs) == before {
+			v.add(SpokeAddonWavesKey, at+" versions: none", "at least one add-on version the wave moves its clusters to, e.g. {\"eu-west-1\": {\"1.35\": {\"vpc-cni\": \"v1.20.5-eksbuild.1\"}}}")
 		}
 	}
 }

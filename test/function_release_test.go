@@ -57,6 +57,10 @@ func goldenFunctionRun(t *testing.T) (string, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One golden spoke is in an add-on wave (T4-M3), so that the digest
+	// covers what waves compose.
+	in.SpokeAddonWaves = clusterinfo.AddonWaves{{Name: "canary", Clusters: []string{"golden-per-az"},
+		Versions: clusterinfo.AddonVersions{"eu-west-1": {"1.35": {"vpc-cni": "v1.21.0-eksbuild.2"}}}}}
 	specs := map[string]workloadcluster.Spec{}
 	for _, f := range files {
 		var c workloadcluster.Claim

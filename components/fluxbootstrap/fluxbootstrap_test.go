@@ -38,6 +38,7 @@ func info() clusterinfo.Values[pulumi.StringInput] {
 	v.LogRetentionDays, v.FunctionRegistry = pulumi.String(ex.LogRetentionDays), pulumi.String(ex.FunctionRegistry)
 	v.SpokeZoneIDs = pulumi.String(ex.SpokeZoneIDs)
 	v.SpokeAddonVersions = pulumi.String(ex.SpokeAddonVersions)
+	v.SpokeAddonWaves = pulumi.String(ex.SpokeAddonWaves)
 	v.SpokeAccounts = pulumi.String(ex.SpokeAccounts)
 	return v
 }

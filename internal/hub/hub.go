@@ -322,6 +322,7 @@ func Build(ctx *pulumi.Context, cfg stacks.Config, acct preflight.Reader) (*Hub,
 		FunctionRegistry:    pulumi.String(cfg.FunctionRegistry),
 		SpokeZoneIDs:        pulumi.String(clusterinfo.FormatZoneIDs(spokeZones)),
 		SpokeAddonVersions:  pulumi.String(clusterinfo.FormatAddonVersions(spokeAddons)),
+		SpokeAddonWaves:     pulumi.String(clusterinfo.FormatAddonWaves(cfg.SpokeAddonWaves)),
 		SpokeAccounts:       pulumi.String(clusterinfo.FormatAccounts(cfg.SpokeAccounts)),
 	}
 	if h.DeployKey, err = NewDeployKey(ctx); err != nil {

@@ -271,7 +271,7 @@ func addonsPart(p Params, c *Composed, steps kubernetesSteps, mr func(apiVersion
 	}
 	for _, a := range versions.EKSAddons() {
 		key := "addon-" + a
-		v, ok := p.Input.SpokeAddonVersions.Version(p.Spec.Region, steps.Addons, a)
+		v, ok := p.addonVersion(steps.Addons, a)
 		if !ok {
 			// Keep what runs; the hub has not looked this version up.
 			v = str(field(p.Observed[key], "spec", "forProvider"), "addonVersion")

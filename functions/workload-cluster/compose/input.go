@@ -36,6 +36,9 @@ type Input struct {
 	// SpokeAddonVersions are, per region, Kubernetes version and EKS
 	// add-on, the add-on version spokes run (the hub looked them up).
 	SpokeAddonVersions clusterinfo.AddonVersions `json:"spokeAddonVersions"`
+	// SpokeAddonWaves move the add-ons of the spokes they list ahead of
+	// SpokeAddonVersions (the hub's spokeAddonWaves setting).
+	SpokeAddonWaves clusterinfo.AddonWaves `json:"spokeAddonWaves"`
 	// SpokeAccounts are the accounts other than the hub's a claim may name
 	// (spec.account): those whose account role the hub's Crossplane may
 	// assume.
@@ -58,6 +61,7 @@ func InputVariables() map[string]string {
 		"gitopsSystemPath":   clusterinfo.SystemPath,
 		"spokeZoneIds":       clusterinfo.SpokeZoneIDs,
 		"spokeAddonVersions": clusterinfo.SpokeAddonVersions,
+		"spokeAddonWaves":    clusterinfo.SpokeAddonWaves,
 		"spokeAccounts":      clusterinfo.SpokeAccounts,
 	}
 }
@@ -81,6 +85,10 @@ func InputFrom(v clusterinfo.Values[string]) (Input, error) {
 	if err != nil {
 		return Input{}, err
 	}
+	waves, err := clusterinfo.ParseAddonWaves(v.SpokeAddonWaves)
+	if err != nil {
+		return Input{}, err
+	}
 	accounts, err := clusterinfo.ParseAccounts(v.SpokeAccounts)
 	if err != nil {
 		return Input{}, err
@@ -89,7 +97,7 @@ func InputFrom(v clusterinfo.Values[string]) (Input, error) {
 		HubName: v.HubName, AccountID: v.AccountID, Partition: v.Partition, HubRegion: v.Region,
 		FluxRoleARN: v.FluxRoleARN, SpokeBoundaryARN: v.SpokeBoundaryARN,
 		HubEgressCIDRs: egress, LogRetentionDays: days, GitOpsSystemPath: v.SystemPath,
-		SpokeZoneIDs: zones, SpokeAddonVersions: addons, SpokeAccounts: accounts,
+		SpokeZoneIDs: zones, SpokeAddonVersions: addons, SpokeAddonWaves: waves, SpokeAccounts: accounts,
 	}, nil
 }
 
@@ -144,6 +152,16 @@ func (in Input) Validate() error {
 		bad("logRetentionDays", strconv.Itoa(in.LogRetentionDays), fmt.Sprintf("must be a CloudWatch Logs retention, one of %v", workloadcluster.LogRetentionDays))
 	}
 	return errors.Join(errs...)
+}
+
+// addonVersion is the version of EKS add-on addon the spoke runs at
+// Kubernetes k8s: its wave's when a wave lists the spoke and pins it, else
+// the fleet's.
+func (p Params) addonVersion(k8s, addon string) (string, bool) {
+	if v, ok := p.Input.SpokeAddonWaves.Version(p.Spoke, p.Spec.Region, k8s, addon); ok {
+		return v, true
+	}
+	return p.Input.SpokeAddonVersions.Version(p.Spec.Region, k8s, addon)
 }
 
 // env is the hub as the spoke's documents see it: in the claim's account

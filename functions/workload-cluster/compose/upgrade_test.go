@@ -160,6 +160,7 @@ func TestAddons(t *testing.T) {
 		nodesReady  bool
 		addonsExist bool
 		dropVersion string // a Kubernetes version missing from SPOKE_ADDON_VERSIONS
+		waves       clusterinfo.AddonWaves
 		want        map[string]string
 		wantPending string
 	}{
@@ -183,10 +184,42 @@ func TestAddons(t *testing.T) {
 			reason: "what runs stays; the XR says which version the hub must look up", nodes: "1.36", nodesReady: true, addonsExist: true,
 			dropVersion: "1.36", want: at("1.35"), wantPending: "SPOKE_ADDON_VERSIONS has no version for Kubernetes 1.36 in eu-west-1",
 		},
+		// T4-M3: a new add-on version reaches the spokes of a wave first.
+		"in a wave": {
+			reason: "the wave's vpc-cni, the fleet's pins for what the wave does not move", nodes: "1.36", nodesReady: true, addonsExist: true,
+			waves: clusterinfo.AddonWaves{
+				{Name: "canary", Clusters: []string{"other", "pay"}, Versions: clusterinfo.AddonVersions{"eu-west-1": {"1.36": {"vpc-cni": "v1.21.0-eksbuild.2"}}}},
+			},
+			want: map[string]string{"addon-vpc-cni": "vpc-cni@v1.21.0-eksbuild.2", "addon-kube-proxy": at("1.36")["addon-kube-proxy"], "addon-coredns": at("1.36")["addon-coredns"]},
+		},
+		"not in the wave": {
+			reason: "a wave moves only the spokes it lists", nodes: "1.36", nodesReady: true, addonsExist: true,
+			waves: clusterinfo.AddonWaves{
+				{Name: "canary", Clusters: []string{"other"}, Versions: clusterinfo.AddonVersions{"eu-west-1": {"1.36": {"vpc-cni": "v1.21.0-eksbuild.2"}}}},
+			},
+			want: at("1.36"),
+		},
+		"wave pins another Kubernetes version": {
+			reason: "a wave's pin for 1.35 does not move nodes on 1.36", nodes: "1.36", nodesReady: true, addonsExist: true,
+			waves: clusterinfo.AddonWaves{
+				{Name: "canary", Clusters: []string{"pay"}, Versions: clusterinfo.AddonVersions{"eu-west-1": {"1.35": {"vpc-cni": "v1.21.0-eksbuild.2"}}}},
+			},
+			want: at("1.36"),
+		},
+		"wave pins a version the fleet has not": {
+			reason: "a wave may move a spoke to a Kubernetes version's add-on the fleet's pins lack", nodes: "1.36", nodesReady: true, addonsExist: true,
+			dropVersion: "1.36",
+			waves: clusterinfo.AddonWaves{
+				{Name: "canary", Clusters: []string{"pay"}, Versions: clusterinfo.AddonVersions{"eu-west-1": {"1.36": {"vpc-cni": "v1.21.0-eksbuild.2"}}}},
+			},
+			want:        map[string]string{"addon-vpc-cni": "vpc-cni@v1.21.0-eksbuild.2", "addon-kube-proxy": at("1.35")["addon-kube-proxy"], "addon-coredns": at("1.35")["addon-coredns"]},
+			wantPending: "EKS add-on kube-proxy: cluster-info SPOKE_ADDON_VERSIONS has no version for Kubernetes 1.36",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			q := p
+			q.Input.SpokeAddonWaves = tc.waves
 			q.Spec.KubernetesVersion = "1.36"
 			q.Observed = observeAll(steady)
 			for k, o := range q.Observed {

@@ -65,6 +65,10 @@ const (
 	// (versions.EKSAddons), EKS's default add-on version there, as the
 	// program read it at its last pulumi up (FormatAddonVersions).
 	SpokeAddonVersions = "SPOKE_ADDON_VERSIONS"
+	// SpokeAddonWaves move the add-ons of the spokes they list ahead of
+	// SPOKE_ADDON_VERSIONS (the hub's spokeAddonWaves setting), so that a
+	// new add-on version reaches a few spokes first (FormatAddonWaves).
+	SpokeAddonWaves = "SPOKE_ADDON_WAVES"
 	// SpokeAccounts are the AWS accounts, other than the hub's, that may
 	// hold spokes (the hub's spokeAccounts setting): the only ones whose
 	// account role the hub's Crossplane may assume, and so the only ones a
@@ -103,6 +107,7 @@ type Values[T any] struct {
 	FunctionRegistry         T // OCI repository of the workload-cluster function, e.g. ghcr.io/org/eks-fleet
 	SpokeZoneIDs             T // region -> zone IDs, a JSON object (FormatZoneIDs)
 	SpokeAddonVersions       T // region -> Kubernetes version -> add-on -> version, a JSON object (FormatAddonVersions)
+	SpokeAddonWaves          T // waves of spokes ahead of SpokeAddonVersions, a JSON list (FormatAddonWaves)
 	SpokeAccounts            T // account IDs, a JSON list (FormatAccounts)
 }
 
@@ -167,6 +172,7 @@ func (v *Values[T]) fields() map[string]*T {
 		FunctionRegistry:         &v.FunctionRegistry,
 		SpokeZoneIDs:             &v.SpokeZoneIDs,
 		SpokeAddonVersions:       &v.SpokeAddonVersions,
+		SpokeAddonWaves:          &v.SpokeAddonWaves,
 		SpokeAccounts:            &v.SpokeAccounts,
 	}
 }
@@ -304,6 +310,56 @@ func ParseAddonVersions(v string) (AddonVersions, error) {
 	return out, nil
 }
 
+// AddonWave moves the EKS add-ons of the spokes it lists ahead of
+// SPOKE_ADDON_VERSIONS: for each region, Kubernetes version and add-on it
+// pins, a listed spoke runs the wave's version; for the rest it runs the
+// fleet's. A new add-on version is rolled out by giving it to a wave of a
+// few spokes, then to more, and last to SPOKE_ADDON_VERSIONS, the wave then
+// dropped: each step an edit of the hub's spokeAddonWaves setting.
+type AddonWave struct {
+	// Name says what the wave is for ("canary"); a DNS label.
+	Name string `json:"name"`
+	// Clusters are the spokes (claim names) the wave moves.
+	Clusters []string `json:"clusters"`
+	// Versions are the add-on versions the wave moves them to, in
+	// SPOKE_ADDON_VERSIONS's shape, with only what the wave moves.
+	Versions AddonVersions `json:"versions"`
+}
+
+// AddonWaves are the hub's waves; a spoke is in at most one.
+type AddonWaves []AddonWave
+
+// Version returns the version of addon for Kubernetes k8s in region that a
+// wave listing spoke pins; ok is false when no wave lists spoke or its
+// wave does not pin that add-on there.
+func (w AddonWaves) Version(spoke, region, k8s, addon string) (string, bool) {
+	for _, x := range w {
+		if slices.Contains(x.Clusters, spoke) {
+			return x.Versions.Version(region, k8s, addon)
+		}
+	}
+	return "", false
+}
+
+// FormatAddonWaves writes the value of SPOKE_ADDON_WAVES: a JSON list,
+// which is also a YAML flow sequence; no wave is [].
+func FormatAddonWaves(w AddonWaves) string {
+	if len(w) == 0 {
+		return "[]"
+	}
+	return formatJSON(w)
+}
+
+// ParseAddonWaves reads a SPOKE_ADDON_WAVES value written by
+// FormatAddonWaves.
+func ParseAddonWaves(v string) (AddonWaves, error) {
+	var out AddonWaves
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("%s %q: want a JSON list of waves such as [{\"name\":\"canary\",\"clusters\":[\"apps-staging\"],\"versions\":{\"eu-west-1\":{\"1.35\":{\"vpc-cni\":\"v1.20.5-eksbuild.1\"}}}}]: %w", SpokeAddonWaves, v, err)
+	}
+	return out, nil
+}
+
 // ExampleAddonVersion is the add-on version offline builds, renders and the
 // program's mocks use for addon on Kubernetes k8s: kube-proxy follows the
 // Kubernetes version, as EKS's builds of it do; the others are fixed.
@@ -373,6 +429,7 @@ func Example() Values[string] {
 		FunctionRegistry:         versions.FunctionRegistry,
 		SpokeZoneIDs:             FormatZoneIDs(ExampleZoneIDs()),
 		SpokeAddonVersions:       FormatAddonVersions(ExampleAddonVersions()),
+		SpokeAddonWaves:          FormatAddonWaves(nil),
 		SpokeAccounts:            FormatAccounts([]string{ExampleSpokeAccount}),
 	}
 }

@@ -190,7 +190,7 @@ const (
 // WorkloadClusterFunction is the release of the hub's composition function
 // (functions/workload-cluster) that the hub installs and the release workflow
 // publishes as <registry>/function-workload-cluster:<version>.
-const WorkloadClusterFunction = "v0.9.0"
+const WorkloadClusterFunction = "v0.10.0"
 
 // WorkloadClusterFunctionPackage is the package (repository) name of the
 // function under a registry: <registry>/<name>:<WorkloadClusterFunction>.
